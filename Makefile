@@ -1,0 +1,35 @@
+# Adopter: `make setup facts` installs everything and runs the main job on the zoo;
+# `make test` runs the tests. Every target is safe to re-run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+ADOPTER := $(BIN)/adopter
+ZOO    := hf_models
+SHARED ?= ../shared
+
+.PHONY: setup zoo facts test clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+# The 199 model files of the paper, from pinned transformers wheels; checked against MANIFEST.tsv.
+zoo: setup
+	$(BIN)/python -m evaluation.zoo --dest $(ZOO) --counts $(SHARED)/groundtruth/paper_counts.tsv
+
+$(ZOO)/modeling_bert.py:
+	$(MAKE) zoo
+
+# Extract fact tables for the zoo and run the Datalog core on every file.
+facts: setup $(ZOO)/modeling_bert.py
+	$(ADOPTER) facts $(ZOO) --out build/facts
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf build

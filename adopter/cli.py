@@ -1,0 +1,140 @@
+"""The `adopter` command: parses arguments, calls the Python API, renders the result.
+
+Data goes to stdout; progress bars and diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Iterable, List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from adopter import analysis
+from adopter.diagnostics import AdopterError
+from adopter.fact_tables import read_tables, write_tables
+from adopter.query import run_query
+from adopter.sources import facts_of_file
+from adopter.structures import DEFAULT_MAX_GUARDS, model_structures
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Find where faster DL kernels apply in PyTorch model code, from source.")
+err = Console(stderr=True)
+
+
+class TableFormat(str, Enum):
+    table = "table"
+    tsv = "tsv"
+    json = "json"
+
+
+def _progress(label: str):
+    """A progress wrapper for result streams: a bar on a terminal, silent otherwise."""
+    def wrap(stream: Iterable, total: int):
+        if not err.is_terminal:
+            yield from stream
+            return
+        columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task(label, total=total)
+            for item in stream:
+                bar.advance(task)
+                yield item
+    return wrap
+
+
+def _report(diagnostic) -> None:
+    """One diagnostic, one unwrapped line on stderr (`file:line:col: severity: reason`)."""
+    sys.stderr.write(f"{diagnostic}\n")
+
+
+def _fail(error: AdopterError) -> None:
+    _report(error.diagnostic)
+    raise typer.Exit(2)
+
+
+@app.command()
+def facts(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
+          out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
+          analyse: bool = typer.Option(True, "--analyse/--no-analyse", help="Also run the Datalog core."),
+          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores).")):
+    """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
+    result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"))
+    for diagnostic in result.diagnostics:
+        _report(diagnostic)
+    write_tables(result.all_facts, out)
+    n_facts = sum(f.count() for f in result.all_facts)
+    summary = (f"{len(result.files)} files, {n_facts} facts -> {out}/, ")
+    if analyse:
+        structures = sum(f.structures for f in result.files)
+        skipped = sum(f.skipped_roots for f in result.files)
+        nodes = sum(f.dl_nodes for f in result.files)
+        summary += f"{nodes} DL nodes, {structures} forward structures"
+        summary += f" ({skipped} forward methods over {DEFAULT_MAX_GUARDS} guards not enumerated), " if skipped else ", "
+    summary += f"{result.seconds:.1f} s, {result.failed} failed"
+    print(summary)
+    raise typer.Exit(1 if result.failed else 0)
+
+
+@app.command()
+def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qname(E, "torch.nn.Linear")\'.'),
+          facts_dir: Optional[Path] = typer.Option(None, "--facts", help="Fact tables written by `adopter facts`."),
+          sources: List[str] = typer.Option([], "--source", help="Or: Python files to extract facts from."),
+          fmt: TableFormat = typer.Option(TableFormat.table, "--format")):
+    """Answer a Datalog query over facts and every derived relation."""
+    if facts_dir is None and not sources:
+        sys.stderr.write("query: error: give --facts DIR (from `adopter facts`) or --source FILE\n")
+        raise typer.Exit(2)
+    if facts_dir is not None and not (facts_dir / "module.tsv").exists():
+        sys.stderr.write(f"{facts_dir}: error: no fact tables here (run `adopter facts PATH --out {facts_dir}`)\n")
+        raise typer.Exit(2)
+    all_facts = read_tables(facts_dir) if facts_dir is not None else []
+    if sources:
+        result = analysis.run(sources, analyse=False, jobs=1)
+        for diagnostic in result.diagnostics:
+            _report(diagnostic)
+        all_facts += result.all_facts
+    try:
+        frame = run_query(all_facts, text)
+    except AdopterError as error:
+        _fail(error)
+    if fmt is TableFormat.tsv:
+        sys.stdout.write(frame.to_csv(sep="\t", index=False))
+    elif fmt is TableFormat.json:
+        sys.stdout.write(frame.to_json(orient="records", lines=True))
+    else:
+        print(frame.to_string(index=False) if len(frame) else "(no answers)")
+
+
+@app.command()
+def structures(file: Path = typer.Argument(..., help="A Python source file."),
+               class_name: str = typer.Option(..., "--class", help="The model class."),
+               function: str = typer.Option("forward", "--function", help="The method whose paths to show."),
+               max_guards: int = typer.Option(DEFAULT_MAX_GUARDS, "--max-guards", help="Most guard conditions to enumerate."),
+               show_guards: bool = typer.Option(False, "--guards", help="Print each path's guard assignment first.")):
+    """Print every feasible model structure of a method, one per line."""
+    facts_, problem = facts_of_file(file)
+    if facts_ is None:
+        _report(problem)
+        raise typer.Exit(1)
+    try:
+        found = model_structures(facts_, class_name, function, max_guards)
+    except AdopterError as error:
+        _fail(error)
+    for structure in found:
+        if show_guards:
+            guards = ", ".join(("" if p == "pos" else "not ") + t for t, p in structure.guards) or "(no guards)"
+            print(f"# {guards}")
+        print(structure.render())
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

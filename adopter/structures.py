@@ -1,0 +1,172 @@
+"""Model structures: the DL nodes of a method, one sequence per feasible path.
+
+The analysis (which nodes exist, their types, inputs, guards and which paths are
+feasible) is Datalog's (`datalog/paths/structures.lp`); this module only orders the
+nodes of each path by evaluation order, names temporaries, and prints them in the
+paper's notation: `torch.nn.Linear(x) -> y; y + z -> t1; ...`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import clingo
+
+from adopter.diagnostics import AdopterError, Diagnostic
+from datalog.engine import Model, solve, symbol_value
+from extractor.python_facts import FileFacts
+
+DEFAULT_MAX_GUARDS = 10  # at most 2**10 paths per method are enumerated
+
+
+@dataclass
+class Node:
+    kind: str
+    type: str
+    inputs: list[tuple[object, str]]  # (position or keyword, rendered input)
+    output: str
+    line: int
+
+    def render(self) -> str:
+        args = ", ".join(text if isinstance(pos, int) else f"{pos}={text}" for pos, text in self.inputs)
+        if self.kind == "op" and len(self.inputs) == 2:
+            return f"{self.inputs[0][1]} {self.type} {self.inputs[1][1]} -> {self.output}"
+        if self.kind == "op":
+            return f"{self.type}{self.inputs[0][1]} -> {self.output}"
+        return f"{self.type}({args}) -> {self.output}"
+
+
+@dataclass
+class Structure:
+    nodes: list[Node]
+    guards: list[tuple[str, str]] = field(default_factory=list)  # (condition, pos/neg)
+
+    def render(self) -> str:
+        return "; ".join(node.render() for node in self.nodes)
+
+
+class _View:
+    """Indexes of one solved model, for rendering."""
+
+    def __init__(self, model: Model):
+        self.pos = {a[0].number: (a[3].number, a[4].number, a[5].number, a[6].number)
+                    for a in model.get("expr")}
+        self.text = {a[0].number: a[1].string for a in model.get("expr_text")}
+        self.kind = {a[0]: a[1].name for a in model.get("node_kind")}
+        self.type: dict[clingo.Symbol, str] = {}
+        for node, type_ in model.get("node_type"):
+            self.type.setdefault(node, type_.string)
+        self.out = {a[0]: a[1].string for a in model.get("node_out")}
+        self.inputs: dict[clingo.Symbol, list] = {}
+        for node, pos, ctx, expr in model.get("node_input"):
+            self.inputs.setdefault(node, []).append((symbol_value(pos), ("expr", ctx, expr.number)))
+        self.binding = {(a[0], a[1].number): (a[0].arguments[1], a[2].number) for a in model.get("param_binding")}
+        for node, pos, source in model.get("node_input_node"):
+            self.inputs.setdefault(node, []).append((symbol_value(pos), ("node", source)))
+
+    def order_key(self, node: clingo.Symbol) -> tuple:
+        ctx, expr = node.arguments[0], node.arguments[1].number
+        key = [self._expr_key(expr)] + ([(node.arguments[2].number,)] if node.name == "s" else [])
+        while ctx.name == "i":  # a helper's nodes sit at its call site
+            key.insert(0, self._expr_key(ctx.arguments[0].number))
+            ctx = ctx.arguments[1]
+        return tuple(key)
+
+    def _expr_key(self, expr: int) -> tuple:
+        line, col, end_line, end_col = self.pos[expr]
+        return (end_line, end_col, -line, -col)  # inner expressions finish first
+
+
+def _root_of(model: Model, class_name: str, function: str, path: str) -> clingo.Symbol:
+    classes = {a[1].string: a[0].number for a in model.get("class_def")}
+    if class_name not in classes:
+        raise AdopterError(Diagnostic(path, None, None, f"no class named {class_name!r}"))
+    cls = classes[class_name]
+    for c, name, fn in model.get("resolves_method"):
+        if c.number == cls and name.string == function:
+            return clingo.Function("r", [fn])
+    raise AdopterError(Diagnostic(path, None, None, f"class {class_name!r} has no method {function!r}"))
+
+
+def model_structures(facts: FileFacts, class_name: str, function: str = "forward",
+                     max_guards: int = DEFAULT_MAX_GUARDS) -> list[Structure]:
+    """Every distinct model structure of `class_name.function`, in path order."""
+    root = _root_of(solve(facts, keep={"class_def", "resolves_method"}), class_name, function, facts.path)
+    model = solve(facts, extra_program=f"structure_root({root}).",
+                  parts=[("structures", [clingo.Number(max_guards)])])
+    for r, count in model.get("too_many_guards"):
+        if r == root:
+            raise AdopterError(Diagnostic(facts.path, None, None,
+                                          f"{class_name}.{function} has {count.number} distinct guards; "
+                                          f"more than --max-guards {max_guards} paths to enumerate"))
+    view = _View(model)
+    paths: dict[int, list[clingo.Symbol]] = {}
+    for r, scenario, node in model.get("structure_node"):
+        if r == root:
+            paths.setdefault(scenario.number, []).append(node)
+    guards: dict[int, list] = {}
+    for r, scenario, text, polarity in model.get("structure_guard"):
+        if r == root:
+            guards.setdefault(scenario.number, []).append((text.string, polarity.name))
+    structures, seen = [], set()
+    for scenario in sorted(paths) or [0]:
+        structure = _render_path(view, paths.get(scenario, []), sorted(guards.get(scenario, [])))
+        text = structure.render()
+        if text not in seen:
+            seen.add(text)
+            structures.append(structure)
+    return structures
+
+
+def count_structures(model: Model) -> tuple[int, int]:
+    """(distinct structures, roots skipped for too many guards) of a model solved with
+    the `structures` part: paths with the same node set are one structure."""
+    node_sets: dict[clingo.Symbol, set[frozenset]] = {}
+    paths: dict[tuple, set] = {}
+    for root, scenario, node in model.get("structure_node"):
+        paths.setdefault((root, scenario.number), set()).add(node)
+    for (root, _), nodes in paths.items():
+        node_sets.setdefault(root, set()).add(frozenset(nodes))
+    return sum(len(s) for s in node_sets.values()), len(model.get("too_many_guards"))
+
+
+FORWARD_ROOTS = 'structure_root(r(F)) :- function_def(F, "forward", _, _, _, _), function_class(F, _).'
+
+
+
+def _render_path(view: _View, nodes: list[clingo.Symbol], guards: list) -> Structure:
+    ordered = sorted(nodes, key=view.order_key)
+    names: dict[clingo.Symbol, str] = {}
+    site_node = {}  # (ctx, expr) -> node, to render nested inputs as the inner node's output
+    for node in ordered:
+        if node.name == "n":
+            site_node[(node.arguments[0], node.arguments[1].number)] = node
+    temp = 0
+    rendered = []
+    for node in ordered:
+        if node in view.out:
+            names[node] = view.out[node]
+        else:
+            temp += 1
+            names[node] = f"t{temp}"
+        inputs = []
+        for pos, source in sorted(view.inputs.get(node, []), key=_input_order):
+            if source[0] == "node":
+                inputs.append((pos, names.get(source[1], "?")))
+                continue
+            _, ctx, expr = source
+            while (ctx, expr) in view.binding:  # a helper's parameter shows the caller's argument
+                ctx, expr = view.binding[(ctx, expr)]
+            inner = site_node.get((ctx, expr))
+            if inner is not None and inner in names:
+                inputs.append((pos, names[inner]))
+            else:
+                inputs.append((pos, view.text.get(expr, "…")))
+        ctx, expr = node.arguments[0], node.arguments[1].number
+        rendered.append(Node(view.kind[node], view.type.get(node, "?"), inputs, names[node], view.pos[expr][0]))
+    return Structure(rendered, guards)
+
+
+def _input_order(item) -> tuple:
+    pos, source = item
+    return (0, pos, 0) if isinstance(pos, int) else (1, 0, source[2] if source[0] == "expr" else 0)

@@ -1,0 +1,82 @@
+"""Run the clingo analyses over the facts of one file and read back relations.
+
+Files are analysed independently (every analysis is intra-file), so each gets its own
+`clingo.Control`: memory stays bounded and files can run in parallel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import clingo
+
+from extractor.python_facts import FileFacts
+
+DATALOG_DIR = Path(__file__).resolve().parent
+MAIN_PROGRAM = DATALOG_DIR / "main.lp"
+
+
+class _Builtins:
+    """Functions the programs may call as `@name(...)`: string building only, no analysis."""
+
+    @staticmethod
+    def cat(*parts: clingo.Symbol) -> clingo.Symbol:
+        return clingo.String("".join(p.string if p.type == clingo.SymbolType.String else str(p) for p in parts))
+
+
+def quote(value: object) -> str:
+    """A Python value as a clingo term: ints stay numbers, everything else is a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def facts_program(facts: FileFacts) -> str:
+    """The fact rows of one file as clingo program text."""
+    out = []
+    for relation, rows in facts.rows.items():
+        for row in rows:
+            out.append(f"{relation}({','.join(quote(v) for v in row)}).")
+    return "\n".join(out)
+
+
+def symbol_value(symbol: clingo.Symbol):
+    """A clingo symbol as a plain Python value (numbers, strings, or term text)."""
+    if symbol.type == clingo.SymbolType.Number:
+        return symbol.number
+    if symbol.type == clingo.SymbolType.String:
+        return symbol.string
+    return str(symbol)
+
+
+@dataclass
+class Model:
+    """The derived relations of one file: predicate name -> list of argument tuples."""
+
+    relations: dict[str, list[tuple[clingo.Symbol, ...]]]
+
+    def get(self, name: str) -> list[tuple[clingo.Symbol, ...]]:
+        return self.relations.get(name, [])
+
+
+def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
+          program: Path = MAIN_PROGRAM, keep: Iterable[str] | None = None) -> Model:
+    """Ground and solve `program` over `facts`; return the atoms (of `keep`, or all)."""
+    control = clingo.Control(["--warn=none"])
+    control.load(str(program))
+    control.add("base", [], facts_program(facts))
+    if extra_program:
+        control.add("base", [], extra_program)
+    control.ground([("base", [])] + list(parts), context=_Builtins())
+    wanted = set(keep) if keep is not None else None
+    relations: dict[str, list] = {}
+    with control.solve(yield_=True) as handle:
+        for model in handle:
+            for atom in model.symbols(atoms=True):
+                if wanted is None or atom.name in wanted:
+                    relations.setdefault(atom.name, []).append(tuple(atom.arguments))
+            break
+    return Model(relations)

@@ -1,0 +1,338 @@
+"""Python source -> fact rows (see `extractor/schema.py`). No analysis happens here.
+
+One `FactExtractor` walks one module with the standard-library `ast`. Every statement
+and expression gets an integer id (unique within the file) and its position; the other
+relations refer to those ids. Control flow is emitted as CFG edges between statements.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from extractor.schema import RELATIONS
+
+_OPS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.FloorDiv: "//",
+    ast.Mod: "%", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
+    ast.BitAnd: "&", ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not", ast.And: "and",
+    ast.Or: "or", ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}
+_CTX = {ast.Load: "load", ast.Store: "store", ast.Del: "del"}
+_SHORT_TEXT = 80  # longer expressions get no expr_text (conditions always do)
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass
+class FileFacts:
+    """The fact rows of one source file, keyed by relation name."""
+
+    path: str
+    rows: dict[str, list[tuple]] = field(default_factory=lambda: {name: [] for name in RELATIONS})
+
+    def count(self) -> int:
+        return sum(len(r) for r in self.rows.values())
+
+
+def module_qname(path: str) -> str:
+    """The module's dotted name: `transformers.models.<m>.modeling_<m>` for zoo files."""
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].removesuffix(".py")
+    if len(parts) >= 4 and parts[-4] == "transformers" and parts[-3] == "models":
+        return f"transformers.models.{parts[-2]}.{stem}"
+    match = re.fullmatch(r"modeling_(\w+)", stem)
+    if match:
+        return f"transformers.models.{match.group(1)}.{stem}"
+    return stem
+
+
+def resolve_relative(module: str, level: int, target: str | None) -> str:
+    """`from ..x import y` inside `module` -> the absolute module of `x` (lexical only)."""
+    if level == 0:
+        return target or ""
+    package = module.split(".")[:-1]
+    base = package[: len(package) - (level - 1)] if level - 1 <= len(package) else []
+    return ".".join(base + ([target] if target else []))
+
+
+class FactExtractor:
+    def __init__(self, source: str, path: str, module: str | None = None):
+        self.source = source
+        self.lines = source.splitlines()
+        self.facts = FileFacts(path)
+        self.module = module or module_qname(path)
+        self._next_id = 0
+        self._function = 0
+        self._exit = 0
+        self._loops: list[tuple[int, list]] = []  # (loop head, pending break edges)
+
+    # -- helpers -------------------------------------------------------------------
+    def _id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _emit(self, relation: str, *row) -> None:
+        self.facts.rows[relation].append(row)
+
+    def _text(self, node: ast.AST) -> str:
+        line, end = node.lineno - 1, node.end_lineno - 1
+        if line == end:
+            raw = self.lines[line].encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+        else:
+            chunks = [self.lines[line].encode()[node.col_offset:].decode(errors="replace")]
+            chunks += self.lines[line + 1:end]
+            chunks.append(self.lines[end].encode()[:node.end_col_offset].decode(errors="replace"))
+            raw = "\n".join(chunks)
+        return _WHITESPACE.sub(" ", raw).strip()
+
+    @staticmethod
+    def _pos(node: ast.AST) -> tuple[int, int, int, int]:
+        return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+    # -- module level ----------------------------------------------------------------
+    def extract(self, tree: ast.Module) -> FileFacts:
+        self._emit("module", self.module)
+        self._module_block(tree.body)
+        return self.facts
+
+    def _module_block(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._import(node, self._plain_stmt(node, 0))
+            elif isinstance(node, ast.ClassDef):
+                self._class(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function_def(node, None)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                sid = self._plain_stmt(node, 0)
+                value = self._expr(node.value, sid)
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        self._emit("module_assign", sid, target.id, value)
+            elif isinstance(node, (ast.If, ast.Try)) or type(node).__name__ == "TryStar":
+                # conditional imports and definitions: every branch may bind names
+                for block in (getattr(node, "body", []), getattr(node, "orelse", []),
+                              getattr(node, "finalbody", [])):
+                    self._module_block(block)
+                for handler in getattr(node, "handlers", []):
+                    self._module_block(handler.body)
+
+    def _plain_stmt(self, node: ast.stmt, function: int) -> int:
+        sid = self._id()
+        self._emit("stmt", sid, function, type(node).__name__.lower(), *self._pos(node))
+        return sid
+
+    def _import(self, node: ast.Import | ast.ImportFrom, sid: int) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self._emit("import_binding", sid, alias.asname, alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    self._emit("import_binding", sid, top, top)
+            return
+        base = resolve_relative(self.module, node.level, node.module)
+        for alias in node.names:
+            if alias.name != "*":
+                qname = f"{base}.{alias.name}" if base else alias.name
+                self._emit("import_binding", sid, alias.asname or alias.name, qname)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        cid = self._id()
+        self._emit("class_def", cid, node.name, *self._pos(node))
+        for index, base in enumerate(node.bases):
+            self._emit("class_base", cid, index, self._expr(base, cid))
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function_def(item, cid)
+            elif isinstance(item, ast.ClassDef):
+                self._class(item)
+
+    # -- functions and statements ----------------------------------------------------------
+    def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_id: int | None) -> None:
+        fid, exit_id = self._id(), self._id()
+        self._emit("function_def", fid, node.name, *self._pos(node))
+        if class_id is not None:
+            self._emit("function_class", fid, class_id)
+        self._emit("function_exit", fid, exit_id)
+        positional = node.args.posonlyargs + node.args.args
+        for index, arg in enumerate(positional):
+            self._emit("param", fid, index, arg.arg)
+        for arg in node.args.kwonlyargs:
+            self._emit("kwonly_param", fid, arg.arg)
+        outer = (self._function, self._exit, self._loops)
+        self._function, self._exit, self._loops = fid, exit_id, []
+        for pending, label in self._block(node.body, fid, "body", [(fid, "next")]):
+            self._emit("cfg_edge", fid, pending, exit_id, label)
+        self._function, self._exit, self._loops = outer
+
+    def _edge(self, source: int, target: int, label: str) -> None:
+        self._emit("cfg_edge", self._function, source, target, label)
+
+    def _block(self, body: list[ast.stmt], parent: int, branch: str, preds: list, start: int = 0) -> list:
+        """Emit a block; `preds` are dangling (source, label) edges into it; returns its exits."""
+        for index, node in enumerate(body, start):
+            sid = self._plain_stmt(node, self._function)
+            self._emit("stmt_block", sid, parent, branch, index)
+            for source, label in preds:
+                self._edge(source, sid, label)
+            preds = self._statement(node, sid)
+        return preds
+
+    def _statement(self, node: ast.stmt, sid: int) -> list:
+        """Emit the facts of one statement; return its dangling outgoing edges."""
+        if isinstance(node, ast.If):
+            self._emit("if_test", sid, self._expr(node.test, sid, always_text=True))
+            exits = self._block(node.body, sid, "body", [(sid, "true")])
+            if node.orelse:
+                return exits + self._block(node.orelse, sid, "orelse", [(sid, "false")])
+            return exits + [(sid, "false")]
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(node, ast.While):
+                self._emit("while_test", sid, self._expr(node.test, sid, always_text=True))
+            else:
+                iterable = self._expr(node.iter, sid)
+                self._emit("for_loop", sid, self._expr(node.target, sid), iterable)
+            self._loops.append((sid, []))
+            for source, label in self._block(node.body, sid, "body", [(sid, "true")]):
+                self._edge(source, sid, "loop")
+            _, breaks = self._loops.pop()
+            exits = [(sid, "false")]
+            if node.orelse:
+                exits = self._block(node.orelse, sid, "orelse", exits)
+            return exits + breaks
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                context = self._expr(item.context_expr, sid)
+                target = self._expr(item.optional_vars, sid) if item.optional_vars else 0
+                self._emit("with_item", sid, context, target)
+            return self._block(node.body, sid, "body", [(sid, "next")])
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            exits = self._block(node.body, sid, "body", [(sid, "next")])
+            if node.orelse:
+                exits = self._block(node.orelse, sid, "orelse", exits)
+            index = 0
+            for handler in node.handlers:
+                if handler.type is not None:
+                    self._expr(handler.type, sid)
+                exits += self._block(handler.body, sid, "handlers", [(sid, "except")], index)
+                index += len(handler.body)
+            if node.finalbody:
+                exits = self._block(node.finalbody, sid, "finalbody", exits)
+            return exits
+        if isinstance(node, (ast.Return, ast.Raise)):
+            if isinstance(node, ast.Return) and node.value is not None:
+                self._emit("return_value", sid, self._expr(node.value, sid))
+            elif isinstance(node, ast.Raise) and node.exc is not None:
+                self._expr(node.exc, sid)
+            self._edge(sid, self._exit, "exit")
+            return []
+        if isinstance(node, ast.Break):
+            self._loops[-1][1].append((sid, "break")) if self._loops else None
+            return []
+        if isinstance(node, ast.Continue):
+            if self._loops:
+                self._edge(sid, self._loops[-1][0], "loop")
+            return []
+        self._simple_statement(node, sid)
+        return [(sid, "next")]
+
+    def _simple_statement(self, node: ast.stmt, sid: int) -> None:
+        if isinstance(node, ast.Assign):
+            value = self._expr(node.value, sid)
+            for target in node.targets:
+                self._emit("assign", sid, self._expr(target, sid), value)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                value = self._expr(node.value, sid)
+                self._emit("assign", sid, self._expr(node.target, sid), value)
+        elif isinstance(node, ast.AugAssign):
+            # `x += y` is emitted as `x = x + y`: a load of the target, a binop, a store
+            value = self._expr(node.value, sid)
+            load = self._expr(node.target, sid, force_load=True)
+            binop = self._id()
+            self._emit("expr", binop, sid, "binop", *self._pos(node))
+            self._emit("binop", binop, _OPS[type(node.op)], load, value)
+            self._emit("assign", sid, self._expr(node.target, sid), binop)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node, sid)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            pass  # nested definitions are not modelled; their statement stays in the CFG
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self._expr(child, sid)
+
+    # -- expressions -----------------------------------------------------------------
+    def _expr(self, node: ast.expr, sid: int, always_text: bool = False, force_load: bool = False) -> int:
+        eid = self._id()
+        kind = type(node).__name__.lower()
+        self._emit("expr", eid, sid, kind, *self._pos(node))
+        if always_text or (node.end_lineno == node.lineno and node.end_col_offset - node.col_offset <= _SHORT_TEXT):
+            self._emit("expr_text", eid, self._text(node))
+        sub = self._expr
+        if isinstance(node, ast.Name):
+            self._emit("name", eid, node.id, "load" if force_load else _CTX[type(node.ctx)])
+        elif isinstance(node, ast.Attribute):
+            self._emit("attribute", eid, sub(node.value, sid), node.attr)
+        elif isinstance(node, ast.Subscript):
+            self._emit("subscript", eid, sub(node.value, sid), sub(node.slice, sid))
+        elif isinstance(node, ast.Constant):
+            self._emit("constant", eid, repr(node.value))
+        elif isinstance(node, ast.Call):
+            self._emit("call", eid, sub(node.func, sid))
+            for index, arg in enumerate(node.args):
+                self._emit("call_arg", eid, index, sub(arg, sid))
+            for keyword in node.keywords:
+                self._emit("call_kwarg", eid, keyword.arg or "**", sub(keyword.value, sid))
+        elif isinstance(node, ast.BinOp):
+            self._emit("binop", eid, _OPS[type(node.op)], sub(node.left, sid), sub(node.right, sid))
+        elif isinstance(node, ast.UnaryOp):
+            operand = sub(node.operand, sid, always_text=always_text and isinstance(node.op, ast.Not))
+            self._emit("unaryop", eid, _OPS[type(node.op)], operand)
+            if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                    and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+                self._emit("constant", eid, repr(-node.operand.value))  # `-1` is a constant
+        elif isinstance(node, ast.BoolOp):
+            for index, value in enumerate(node.values):
+                self._emit("boolop", eid, _OPS[type(node.op)], index, sub(value, sid))
+        elif isinstance(node, ast.Compare):
+            self._emit("compare", eid, _OPS[type(node.ops[0])], sub(node.left, sid), sub(node.comparators[0], sid))
+            for comparator in node.comparators[1:]:
+                sub(comparator, sid)
+        elif isinstance(node, ast.IfExp):
+            self._emit("ifexp", eid, sub(node.test, sid, always_text=True), sub(node.body, sid), sub(node.orelse, sid))
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            for index, elem in enumerate(node.elts):
+                self._emit("element", eid, index, sub(elem, sid, force_load=force_load))
+        elif isinstance(node, ast.Dict):
+            for index, (key, value) in enumerate(zip(node.keys, node.values)):
+                self._emit("dict_item", eid, index, sub(key, sid) if key is not None else 0, sub(value, sid))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            iterable = sub(node.generators[0].iter, sid)
+            self._emit("comprehension", eid, sub(node.elt, sid), iterable)
+            for generator in node.generators:
+                sub(generator.target, sid)
+                for condition in generator.ifs:
+                    sub(condition, sid)
+            for generator in node.generators[1:]:
+                sub(generator.iter, sid)
+        elif isinstance(node, ast.Starred):
+            self._emit("starred", eid, sub(node.value, sid))
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    sub(child, sid)
+                elif isinstance(child, ast.comprehension):
+                    for part in (child.iter, child.target, *child.ifs):
+                        sub(part, sid)
+        return eid
+
+
+def extract_source(source: str, path: str, module: str | None = None) -> FileFacts:
+    """Facts of one module's source text. Raises SyntaxError / ValueError on bad input."""
+    tree = ast.parse(source, filename=path)
+    return FactExtractor(source, path, module).extract(tree)

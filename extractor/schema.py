@@ -1,0 +1,67 @@
+"""Every relation the extractor emits: name, columns, and a one-line meaning.
+
+This table is the contract between `extractor/` and `datalog/schema/facts.lp`; a test
+checks that the two agree both ways. Ids are integers unique within one file; a fact
+table written to disk prepends a `file` column so several files fit in one table.
+Positions are 1-based lines and 0-based columns, as Python's `ast` reports them.
+"""
+
+from __future__ import annotations
+
+RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    # module level
+    "module": (("module",), "the module's qualified name"),
+    "import_binding": (("stmt", "alias", "qname"),
+                       "an import binds local name `alias` to qualified name `qname` (relative imports resolved lexically)"),
+    "module_assign": (("stmt", "name", "value"), "module-level `name = value` (value is an expression id)"),
+    "class_def": (("class", "name", "line", "col", "end_line", "end_col"), "a class definition"),
+    "class_base": (("class", "index", "base"), "the base expression at `index` of a class"),
+    "function_def": (("function", "name", "line", "col", "end_line", "end_col"), "a function or method definition"),
+    "function_class": (("function", "class"), "the function is a method defined directly in `class`"),
+    "function_exit": (("function", "exit"), "the CFG exit node of a function (its entry node is the function id)"),
+    "param": (("function", "index", "name"), "positional parameter `index` of a function (self included)"),
+    "kwonly_param": (("function", "name"), "keyword-only parameter of a function"),
+    # statements and control flow
+    "stmt": (("stmt", "function", "kind", "line", "col", "end_line", "end_col"),
+             "a statement inside a function (function 0: module level)"),
+    "stmt_block": (("stmt", "parent", "branch", "index"),
+                   "the statement is number `index` of block `branch` (body/orelse/handlers/finalbody) of `parent` (a statement or function)"),
+    "cfg_edge": (("function", "source", "target", "label"), "control may pass from `source` to `target` (label: next/true/false/loop/exit)"),
+    "if_test": (("stmt", "test"), "the condition of an `if` statement"),
+    "while_test": (("stmt", "test"), "the condition of a `while` loop"),
+    "for_loop": (("stmt", "target", "iter"), "`for target in iter`"),
+    "with_item": (("stmt", "context", "target"), "`with context as target` (target 0 when absent)"),
+    "assign": (("stmt", "target", "value"), "`target = value` (one row per target; `x += y` is emitted as `x = x + y`)"),
+    "return_value": (("stmt", "value"), "`return value`"),
+    # expressions
+    "expr": (("expr", "stmt", "kind", "line", "col", "end_line", "end_col"), "an expression and the statement holding it"),
+    "expr_text": (("expr", "text"), "source text of short expressions and of every condition"),
+    "name": (("expr", "id", "ctx"), "a name expression (ctx: load/store/del)"),
+    "attribute": (("expr", "base", "attr"), "`base.attr`"),
+    "subscript": (("expr", "base", "index"), "`base[index]`"),
+    "constant": (("expr", "repr"), "a literal, as its Python repr (`-1` for a negated number)"),
+    "call": (("expr", "callee"), "a call expression"),
+    "call_arg": (("call", "index", "arg"), "positional argument `index` of a call"),
+    "call_kwarg": (("call", "keyword", "arg"), "keyword argument of a call (`**` for `**kwargs`)"),
+    "binop": (("expr", "op", "left", "right"), "a binary operation, op as its symbol"),
+    "unaryop": (("expr", "op", "operand"), "a unary operation (`-`, `+`, `~`, `not`)"),
+    "boolop": (("expr", "op", "index", "value"), "operand `index` of an `and`/`or`"),
+    "compare": (("expr", "op", "left", "right"), "a comparison (only the first operator of a chain)"),
+    "ifexp": (("expr", "test", "body", "orelse"), "`body if test else orelse`"),
+    "element": (("expr", "index", "elem"), "element of a tuple, list or set literal"),
+    "dict_item": (("expr", "index", "key", "value"), "item of a dict literal (key 0 for `**`)"),
+    "comprehension": (("expr", "elt", "iter"), "a list/set/generator comprehension's element and first iterable"),
+    "starred": (("expr", "value"), "`*value`"),
+}
+
+
+# Columns holding integers (ids, positions, indexes); every other column is text.
+INT_COLUMNS = frozenset({
+    "stmt", "class", "function", "exit", "index", "line", "col", "end_line", "end_col", "base",
+    "parent", "source", "target", "test", "iter", "context", "value", "expr", "callee", "call",
+    "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt",
+})
+
+
+def columns(relation: str) -> tuple[str, ...]:
+    return RELATIONS[relation][0]

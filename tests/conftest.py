@@ -1,0 +1,41 @@
+"""Shared test helpers: analyse a snippet of model code, find the zoo."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from adopter.structures import model_structures
+from datalog.engine import solve
+from extractor.python_facts import extract_source
+
+ROOT = Path(__file__).resolve().parent.parent
+ZOO = ROOT / "hf_models"
+
+
+def facts_of(code: str, path: str = "snippet.py"):
+    return extract_source(textwrap.dedent(code), path)
+
+
+def structures_of(code: str, class_name: str, function: str = "forward") -> list[str]:
+    """The rendered model structures of `class_name.function` in a code snippet."""
+    return [s.render() for s in model_structures(facts_of(code), class_name, function)]
+
+
+def relation(code: str, name: str) -> set[tuple]:
+    """The atoms of one relation (arguments as text) for a code snippet."""
+    model = solve(facts_of(code), keep={name})
+    return {tuple(str(a).strip('"') for a in args) for args in model.get(name)}
+
+
+@pytest.fixture(scope="session")
+def zoo() -> Path:
+    """The model zoo; CI sets ADOPTER_REQUIRE_ZOO=1 so that a missing zoo fails, not skips."""
+    if not (ZOO / "modeling_bert.py").exists():
+        if os.environ.get("ADOPTER_REQUIRE_ZOO"):
+            pytest.fail("hf_models/ is missing: run `make zoo`")
+        pytest.skip("hf_models/ is missing: run `make zoo`")
+    return ZOO

@@ -1,0 +1,87 @@
+"""The CLI: outputs, exit status, and bad input (one clear line per file, others go on)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from adopter.cli import app
+
+GOOD = """
+import torch.nn.functional as F
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        self.lin = nn.Linear(2, 2)
+    def forward(self, x):
+        return F.softmax(self.lin(x), dim=-1)
+"""
+
+
+def run(*args):
+    return CliRunner().invoke(app, list(map(str, args)))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "good.py").write_text(GOOD)
+    (tmp_path / "broken.py").write_text("class A:\n    def f(self):\n        return (\n")
+    (tmp_path / "latin1.py").write_bytes(b"x = 1\n# caf\xe9\n")
+    (tmp_path / "empty.py").write_text("")
+    (tmp_path / "nopython").mkdir()
+    return tmp_path
+
+
+def test_bad_inputs_each_give_one_line_and_the_good_file_is_still_processed(tree):
+    out = tree / "facts"
+    result = run("facts", tree / "good.py", tree / "broken.py", tree / "latin1.py", tree / "empty.py",
+                 tree / "nopython", tree / "missing.py", "--out", out, "-j", "1")
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert f"{tree}/broken.py:3:" in result.stderr and "syntax error" in result.stderr
+    assert f"{tree}/latin1.py:2: error: not UTF-8" in result.stderr
+    assert f"{tree}/empty.py: warning: empty file" in result.stderr
+    assert f"{tree}/nopython: error: directory contains no Python files" in result.stderr
+    assert f"{tree}/missing.py: error: no such file or directory" in result.stderr
+    assert len(lines) == 5
+    assert "2 files" not in result.stdout and "4 failed" in result.stdout
+    calls = (out / "call.tsv").read_text()
+    assert "good.py" in calls and "broken.py" not in calls
+
+
+def test_all_good_input_exits_zero_and_summarises(tree):
+    result = run("facts", tree / "good.py", "--out", tree / "f", "-j", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("1 files, ") and "0 failed" in result.stdout
+    assert "3 DL nodes, 1 forward structures" in result.stdout
+
+
+def test_query_formats(tree):
+    run("facts", tree / "good.py", "--out", tree / "f", "-j", "1")
+    forward_functions = 'node_type(X, T), node_kind(X, function), node_root(X, r(F)), function_def(F, "forward", _, _, _, _)'
+    result = run("query", forward_functions, "--facts", tree / "f", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["T"] for r in rows] == ["torch.nn.functional.softmax"]
+    tsv = run("query", 'qname(E, "torch.nn.Linear")', "--source", tree / "good.py", "--format", "tsv")
+    assert tsv.stdout.splitlines()[0] == "file\tE" and len(tsv.stdout.splitlines()) == 2
+
+
+def test_invalid_query_is_one_clear_error(tree):
+    result = run("query", "node_type(X,", "--source", tree / "good.py")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("<query>: error: invalid query")
+
+
+def test_structures_command_and_unknown_class(tree):
+    result = run("structures", tree / "good.py", "--class", "M")
+    assert result.stdout == "torch.nn.Linear(x) -> t1; torch.nn.functional.softmax(t1, dim=-1) -> t2\n"
+    missing = run("structures", tree / "good.py", "--class", "Nope")
+    assert missing.exit_code == 2 and "no class named 'Nope'" in missing.stderr
+
+
+def test_console_script_is_installed():
+    out = subprocess.run([sys.executable, "-m", "adopter.cli", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "structures" in out.stdout

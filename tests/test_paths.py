@@ -1,0 +1,82 @@
+"""datalog/paths: guards, consistent literals, contradictory guards, early returns."""
+
+from conftest import facts_of, structures_of
+from datalog.engine import solve
+
+DPT_LIKE = """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, use_bn):
+        self.conv1 = nn.Conv2d(1, 1, 1)
+        self.conv2 = nn.Conv2d(1, 1, 1)
+        if use_bn:
+            self.bn1 = nn.BatchNorm2d(1)
+            self.bn2 = nn.BatchNorm2d(1)
+    def forward(self, x):
+        x = self.conv1(x)
+        if self.use_bn:
+            x = self.bn1(x)
+        x = self.conv2(x)
+        if self.use_bn:
+            x = self.bn2(x)
+        return x
+"""
+
+
+def test_the_same_guard_twice_gives_two_paths_not_four():
+    assert structures_of(DPT_LIKE, "Block") == [
+        "torch.nn.Conv2d(x) -> x; torch.nn.Conv2d(x) -> x",
+        "torch.nn.Conv2d(x) -> x; torch.nn.BatchNorm2d(x) -> x; torch.nn.Conv2d(x) -> x; torch.nn.BatchNorm2d(x) -> x",
+    ]
+
+
+def test_negated_guard_is_the_same_condition_with_the_other_polarity():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.a = nn.Linear(1, 1)
+            self.b = nn.ReLU()
+        def forward(self, x):
+            if self.flag:
+                x = self.a(x)
+            if not self.flag:
+                x = self.b(x)
+            return x
+    """
+    assert structures_of(code, "M") == ["torch.nn.ReLU(x) -> x", "torch.nn.Linear(x) -> x"]
+    model = solve(facts_of(code), keep={"flow", "feasible_flow"})
+    assert len(model.get("flow")) == 1          # Linear -> ReLU by reaching definitions...
+    assert model.get("feasible_flow") == []     # ...but no path runs both
+
+
+def test_statements_after_an_early_return_are_guarded_by_its_negation():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.a = nn.Linear(1, 1)
+            self.b = nn.ReLU()
+        def forward(self, x):
+            if self.skip:
+                return self.a(x)
+            return self.b(x)
+    """
+    assert structures_of(code, "M") == ["torch.nn.ReLU(x) -> t1", "torch.nn.Linear(x) -> t1"]
+
+
+def test_elif_chains_exclude_each_other():
+    code = """
+    import torch
+    class M:
+        def forward(self, x):
+            if self.mode == "a":
+                x = torch.relu(x)
+            elif self.mode == "b":
+                x = torch.tanh(x)
+            else:
+                x = torch.sigmoid(x)
+            return x
+    """
+    assert sorted(structures_of(code, "M")) == [
+        "torch.relu(x) -> x", "torch.sigmoid(x) -> x", "torch.tanh(x) -> x"]

@@ -1,0 +1,53 @@
+"""The extractor's relations and the Datalog schema agree, both ways."""
+
+import re
+
+from conftest import ROOT, facts_of
+from extractor.schema import INT_COLUMNS, RELATIONS
+
+
+def declared_relations() -> dict[str, int]:
+    text = (ROOT / "datalog/schema/facts.lp").read_text()
+    return {name: int(arity) for name, arity in re.findall(r"#defined (\w+)/(\d+)\.", text)}
+
+
+def test_every_extracted_relation_is_declared_with_its_arity():
+    declared = declared_relations()
+    assert declared == {name: len(cols) for name, (cols, _) in RELATIONS.items()}
+
+
+def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
+    facts = facts_of("""
+        import torch.nn as nn
+        from ..activations import ACT2FN
+        X = nn.LayerNorm
+        class A(nn.Module):
+            def __init__(self, config, *, k=1):
+                super().__init__()
+                self.l = nn.Sequential(nn.Linear(1, 2), ACT2FN["gelu"])
+                self.m = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+            def forward(self, x):
+                x += 1
+                with torch.no_grad() as g:
+                    y = {"a": x, **x}
+                for i, l in enumerate(self.m):
+                    x = l(x) if x is not None else -x
+                while not x:
+                    break
+                if x:
+                    x = self.l(x, scale=2)
+                try:
+                    a, b = x, y
+                except ValueError:
+                    raise
+                return [x, *y], x < 1 < 2, x and y
+    """)
+    assert set(facts.rows) == set(RELATIONS)
+    for name, rows in facts.rows.items():
+        cols = RELATIONS[name][0]
+        for row in rows:
+            assert len(row) == len(cols), name
+            for col, value in zip(cols, row):
+                assert isinstance(value, int) == (col in INT_COLUMNS), (name, col, value)
+    empty = {name for name, rows in facts.rows.items() if not rows}
+    assert empty == set()  # the snippet exercises every relation

@@ -1,0 +1,99 @@
+"""datalog/types/layers.lp: what `self.x` is, through branches, aliases, inheritance, containers."""
+
+from conftest import structures_of
+
+
+def test_init_branches_give_every_possible_type():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, config):
+            if config.norm == "batch":
+                self.norm = nn.BatchNorm1d(4)
+            else:
+                self.norm = nn.LayerNorm(4)
+        def forward(self, x):
+            return self.norm(x)
+    """
+    from adopter.structures import model_structures
+    from conftest import facts_of
+    from datalog.engine import solve
+    model = solve(facts_of(code), keep={"node_type"})
+    types = {t.string for _, t in model.get("node_type")}
+    assert types == {"torch.nn.BatchNorm1d", "torch.nn.LayerNorm"}
+
+
+def test_plain_alias_in_init_and_in_forward():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            layer = nn.Linear(2, 2)
+            self.proj = layer
+        def forward(self, x):
+            proj = self.proj
+            return proj(x)
+    """
+    assert structures_of(code, "M") == ["torch.nn.Linear(x) -> t1"]
+
+
+def test_attributes_are_inherited_from_in_file_base_classes():
+    code = """
+    from torch import nn
+    class Base(nn.Module):
+        def __init__(self):
+            self.drop = nn.Dropout(0.1)
+    class Child(Base):
+        def forward(self, x):
+            return self.drop(x)
+    """
+    assert structures_of(code, "Child") == ["torch.nn.Dropout(x) -> t1"]
+
+
+def test_sequential_is_applied_in_order():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.mlp = nn.Sequential(nn.Linear(2, 4), nn.BatchNorm1d(4), nn.ReLU())
+        def forward(self, x):
+            y = self.mlp(x)
+            return y
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Linear(x) -> t1; torch.nn.BatchNorm1d(t1) -> t2; torch.nn.ReLU(t2) -> y"]
+
+
+def test_modulelist_elements_are_typed_in_for_loops_and_by_index():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, n):
+            self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(n)])
+            self.convs = nn.ModuleList()
+            self.convs.append(nn.Conv2d(1, 1, 1))
+        def forward(self, x):
+            for i, layer in enumerate(self.layers):
+                x = layer(x)
+            for conv in self.convs:
+                x = conv(x)
+            return self.layers[0](x)
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Linear(x) -> x; torch.nn.Conv2d(x) -> x; torch.nn.Linear(x) -> t1"]
+
+
+def test_activation_table_lookup_has_the_table_type():
+    code = """
+    from torch import nn
+    from transformers.activations import ACT2FN
+    class M(nn.Module):
+        def __init__(self, config):
+            if isinstance(config.hidden_act, str):
+                self.act = ACT2FN[config.hidden_act]
+            else:
+                self.act = config.hidden_act
+        def forward(self, x):
+            return self.act(x)
+    """
+    assert structures_of(code, "M") == ["transformers.activations.ACT2FN(x) -> t1"]

@@ -1,0 +1,56 @@
+"""End to end on real zoo files: the examples the foundation issue names."""
+
+import pandas as pd
+
+from adopter.fact_tables import read_tables, write_tables
+from adopter.query import run_query
+from adopter.sources import facts_of_file
+from adopter.structures import model_structures
+
+
+def structures(zoo, model: str, class_name: str) -> list[str]:
+    facts, problem = facts_of_file(zoo / f"modeling_{model}.py")
+    assert problem is None
+    return [s.render() for s in model_structures(facts, class_name)]
+
+
+def test_bert_self_output_structure(zoo):
+    assert structures(zoo, "bert", "BertSelfOutput") == [
+        "torch.nn.Linear(hidden_states) -> hidden_states; torch.nn.Dropout(hidden_states) -> hidden_states; "
+        "hidden_states + input_tensor -> t1; torch.nn.LayerNorm(t1) -> hidden_states"]
+
+
+def test_dpt_pre_act_residual_layer_has_exactly_two_structures(zoo):
+    found = structures(zoo, "dpt", "DPTPreActResidualLayer")
+    assert len(found) == 2
+    assert [s.count("torch.nn.BatchNorm2d") for s in found] == [0, 2]
+    assert all(s.count("torch.nn.Conv2d") == 2 for s in found)
+
+
+def test_softmax_aliases_in_the_zoo_resolve_to_one_name(zoo, tmp_path):
+    # three files spelling softmax three ways: nn.functional / F / torch.nn.functional
+    files = [zoo / "modeling_bert.py", zoo / "modeling_bloom.py", zoo / "modeling_cvt.py"]
+    for file, spelling in zip(files, [" nn.functional.softmax(", " F.softmax(", " torch.nn.functional.softmax("]):
+        assert spelling in file.read_text()
+    facts = [facts_of_file(f)[0] for f in files]
+    write_tables(facts, tmp_path)
+    frame = run_query(read_tables(tmp_path), 'node_type(X, "torch.nn.functional.softmax")')
+    per_file = frame.groupby("file").size()
+    assert set(per_file.index) == {str(f) for f in files}
+
+
+def test_helper_nodes_show_inside_the_callers_structure(zoo):
+    # BertSelfAttention.forward calls self.transpose_for_scores(...), which views and permutes
+    first = structures(zoo, "bert", "BertSelfAttention")[0]
+    assert "torch.nn.Linear(hidden_states) -> mixed_query_layer" in first
+    assert "torch.Tensor.permute(x, 0, 2, 1, 3) -> key_layer" in first
+    assert "torch.nn.functional.softmax(attention_scores, dim=-1) -> attention_probs" in first
+
+
+def test_fact_tables_round_trip_through_pandas(zoo, tmp_path):
+    facts, _ = facts_of_file(zoo / "modeling_bert.py")
+    write_tables([facts], tmp_path)
+    frame = pd.read_csv(tmp_path / "call.tsv", sep="\t")
+    assert list(frame.columns) == ["file", "expr", "callee"] and len(frame) == len(facts.rows["call"])
+    (back,) = read_tables(tmp_path)
+    assert back.rows == facts.rows
