@@ -15,15 +15,26 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from adopter import analysis
+from adopter.atomic import atomic_write_text
 from adopter.diagnostics import AdopterError
 from adopter.fact_tables import read_tables, write_tables
 from adopter.query import run_query
+from adopter.scan import scan as run_scan
+from adopter.scan_output import render_matches
+from rules.compiler import compile_rule
+from rules.registry import load_rules
 from adopter.sources import facts_of_file
 from adopter.structures import DEFAULT_MAX_GUARDS, model_structures
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find where faster DL kernels apply in PyTorch model code, from source.")
 err = Console(stderr=True)
+
+
+class ScanFormat(str, Enum):
+    table = "table"
+    jsonl = "jsonl"
+    sarif = "sarif"
 
 
 class TableFormat(str, Enum):
@@ -130,6 +141,54 @@ def structures(file: Path = typer.Argument(..., help="A Python source file."),
             guards = ", ".join(("" if p == "pos" else "not ") + t for t, p in structure.guards) or "(no guards)"
             print(f"# {guards}")
         print(structure.render())
+
+
+@app.command()
+def scan(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
+         rules: List[str] = typer.Option([], "--rules", "-r", help="Rule ids, packs or .adopt paths (default: all bundled)."),
+         fmt: ScanFormat = typer.Option(ScanFormat.table, "--format"),
+         output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report here (atomically)."),
+         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores).")):
+    """Find every place a rule matches; one record per location."""
+    try:
+        chosen = load_rules(rules or None)
+    except AdopterError as error:
+        _fail(error)
+    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"))
+    for diagnostic in result.diagnostics:
+        _report(diagnostic)
+    text = render_matches(result.matches, fmt.value, chosen)
+    if output is not None:
+        atomic_write_text(output, text)
+    else:
+        sys.stdout.write(text)
+    if err.is_terminal or output is not None:
+        err.print(f"{len(result.matches)} matches in {len(result.files)} files, {result.seconds:.1f} s, "
+                  f"{result.failed} failed", highlight=False)
+    raise typer.Exit(1 if result.failed else 0)
+
+
+rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.command("list")
+def rules_list():
+    """The bundled rules: id and what each finds."""
+    for rule in load_rules():
+        summary = rule.doc.splitlines()[0].removeprefix("What it does:").strip() if rule.doc else ""
+        print(f"{rule.id}\t{summary}")
+
+
+@rules_app.command("show")
+def rules_show(rule_id: str = typer.Argument(..., help="A rule id or .adopt path."),
+               datalog: bool = typer.Option(False, "--datalog", help="Print the generated Datalog.")):
+    """Print a rule's source, or the Datalog it compiles to."""
+    try:
+        (rule,) = load_rules([rule_id])
+    except AdopterError as error:
+        _fail(error)
+    print(compile_rule(rule) if datalog else Path(rule.path).read_text(), end="")
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from extractor.python_facts import FileFacts
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
+MATCH_PROGRAMS = (DATALOG_DIR / "match" / "support.lp", DATALOG_DIR / "match" / "report.lp")
 
 
 class _Builtins:
@@ -63,10 +64,11 @@ class Model:
 
 
 def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-          program: Path = MAIN_PROGRAM, keep: Iterable[str] | None = None) -> Model:
-    """Ground and solve `program` over `facts`; return the atoms (of `keep`, or all)."""
+          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
+    """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
     control = clingo.Control(["--warn=none"])
-    control.load(str(program))
+    for program in programs:
+        control.load(str(program))
     control.add("base", [], facts_program(facts))
     if extra_program:
         control.add("base", [], extra_program)
@@ -79,4 +81,6 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
                 if wanted is None or atom.name in wanted:
                     relations.setdefault(atom.name, []).append(tuple(atom.arguments))
             break
+        else:  # stratified programs always have exactly one model; none means a bug in a .lp
+            raise RuntimeError("the Datalog program has no model (negation through recursion?)")
     return Model(relations)

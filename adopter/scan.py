@@ -1,0 +1,206 @@
+"""Scan source files with rules: the compiled rules run on each file's facts in Datalog,
+and each match becomes a `Match` record (DESIGN.md §5, "Scan output").
+
+A location is (rule, file, class, line); a match reached through several roots or paths
+is reported once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import clingo
+
+from adopter.diagnostics import Diagnostic
+from adopter.sources import expand_paths, facts_of_file
+from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from extractor.python_facts import FileFacts
+from rules.compiler import compile_rule
+from rules.dsl import Rule
+
+_REPORTED = {"match_node", "match_ctor", "report_site", "report_lit", "report_out", "report_input",
+             "report_seq_ctor", "report_obj"}
+
+
+@dataclass
+class Match:
+    rule: str
+    file: str
+    line: int
+    end_line: int
+    function: str
+    init_lines: list[int]
+    bindings: dict[str, str]
+    path: list[dict]
+    col: int = 0
+    end_col: int = 0
+    class_: str = ""
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["class"] = data.pop("class_")
+        order = ["rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path", "col", "end_col"]
+        return {key: data[key] for key in order}
+
+    @property
+    def location(self) -> tuple:
+        return (self.rule, self.file, self.class_, self.line)
+
+
+@dataclass
+class FileScan:
+    path: str
+    matches: list[Match] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class _Positions:
+    """Positions, functions and classes of one file's expressions, from its facts."""
+
+    def __init__(self, facts: FileFacts):
+        self.expr = {row[0]: row for row in facts.rows["expr"]}  # expr, stmt, kind, line, col, end_line, end_col
+        self.stmt_function = {row[0]: row[1] for row in facts.rows["stmt"]}
+        self.function_name = {row[0]: row[1] for row in facts.rows["function_def"]}
+        self.function_class = dict(facts.rows["function_class"])
+        self.class_name = {row[0]: row[1] for row in facts.rows["class_def"]}
+
+    def span(self, expr: int) -> tuple[int, int, int, int]:
+        row = self.expr[expr]
+        return row[3], row[4], row[5], row[6]
+
+    def owner(self, expr: int) -> tuple[str, str]:
+        """(class, function) holding the expression."""
+        function = self.stmt_function.get(self.expr[expr][1], 0)
+        cls = self.function_class.get(function)
+        return self.class_name.get(cls, "-"), self.function_name.get(function, "-")
+
+
+def rules_program(rules: list[Rule]) -> str:
+    return "\n".join(compile_rule(rule) for rule in rules)
+
+
+def scan_facts(facts: FileFacts, rules: list[Rule], program: str | None = None) -> list[Match]:
+    """All matches of `rules` in one file's facts."""
+    model = solve(facts, extra_program=program if program is not None else rules_program(rules),
+                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=_REPORTED)
+    by_id = {rule.id: rule for rule in rules}
+    pos = _Positions(facts)
+    site = {x: e.number for x, _, e in model.get("report_site")}
+    seq_ctor = {x: c.number for x, c in model.get("report_seq_ctor")}
+    outs = {x: v.string for x, v in model.get("report_out")}
+    inputs = {(x, str(p).strip('"')): t.string for x, p, t in model.get("report_input")}
+    lits: dict = {}
+    for x, text, polarity in model.get("report_lit"):
+        lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
+    objects = {c.number: o for c, o in model.get("report_obj")}
+    groups: dict[tuple, dict] = {}
+    for name, root, nodes, ctors, index, node in model.get("match_node"):
+        groups.setdefault((name.string, root, nodes, ctors), {"nodes": {}, "ctors": {}})["nodes"][index.number] = node
+    for name, root, nodes, ctors, index, ctor in model.get("match_ctor"):
+        groups.setdefault((name.string, root, nodes, ctors), {"nodes": {}, "ctors": {}})["ctors"][index.number] = ctor.number
+    found: dict[tuple, Match] = {}
+    for (rule_id, _, _, _), group in groups.items():
+        rule = by_id[rule_id]
+        nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
+        ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
+        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects)
+        found.setdefault(match.location, match)
+    return sorted(found.values(), key=lambda m: (m.line, m.rule))
+
+
+def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
+    """A node's own expression: a Sequential layer is anchored at its constructor."""
+    return seq_ctor.get(node, site[node])
+
+
+def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects) -> Match:
+    anchors = [_anchor_expr(n, site, seq_ctor) for n in nodes]
+    first = ctors[0] if rule.anchor == "init" else anchors[0]
+    line, col, _, _ = pos.span(first)
+    cls, function = pos.owner(first)
+    end_line = max(pos.span(a)[2] for a in anchors)
+    end_col = max((pos.span(a)[2], pos.span(a)[3]) for a in anchors)[1]
+    bindings: dict[str, str] = {}
+    for node, pattern in zip(nodes, rule.forward_source):
+        if pattern.output and node in outs:
+            bindings[pattern.output] = outs[node]
+        for item in pattern.inputs:
+            if item.arg.var and item.arg.var not in bindings:
+                text = inputs.get((node, str(item.position)))
+                if text is not None:
+                    bindings[item.arg.var] = text
+    for ctor, pattern in zip(ctors, rule.init_source):
+        bindings[pattern.output] = _object_text(objects.get(ctor))
+    path_lits = sorted(set().union(*(lits.get(n, set()) for n in nodes)))
+    return Match(rule=rule.id, file=path, line=line, end_line=end_line, function=function,
+                 init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
+                 path=[{"condition": text, "holds": holds} for text, holds in path_lits],
+                 col=col, end_col=end_col, class_=cls)
+
+
+def _object_text(obj: clingo.Symbol | None) -> str:
+    """`attr(C, "x")` -> `self.x`; elements and Sequential layers get an index."""
+    if obj is None:
+        return "?"
+    if obj.name == "attr":
+        return f"self.{obj.arguments[1].string}"
+    if obj.name == "seq":
+        return f"{_object_text(obj.arguments[0])}[{obj.arguments[1].number}]"
+    if obj.name == "elem":
+        return f"{_object_text(obj.arguments[0])}[*]"
+    return str(obj)
+
+
+def scan_file(path: Path, rules: list[Rule], program: str) -> FileScan:
+    start = time.perf_counter()
+    facts, problem = facts_of_file(path)
+    result = FileScan(str(path), diagnostics=[problem] if problem else [])
+    if facts is not None:
+        try:
+            result.matches = scan_facts(facts, rules, program)
+        except RuntimeError as error:
+            result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+@dataclass
+class ScanResult:
+    files: list[FileScan]
+    path_problems: list[Diagnostic]
+    seconds: float
+
+    @property
+    def matches(self) -> list[Match]:
+        return [m for f in self.files for m in f.matches]
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.path_problems + [d for f in self.files for d in f.diagnostics]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "error")
+
+
+def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
+         progress: Callable[[Iterable[FileScan], int], Iterable[FileScan]] | None = None) -> ScanResult:
+    """Scan every file under `paths` with `rules` (in parallel across files)."""
+    start = time.perf_counter()
+    files, problems = expand_paths(paths)
+    program = rules_program(rules)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(files) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+            stream = pool.map(scan_file, files, [rules] * len(files), [program] * len(files))
+            results = list(progress(stream, len(files)) if progress else stream)
+    else:
+        stream = (scan_file(f, rules, program) for f in files)
+        results = list(progress(stream, len(files)) if progress else stream)
+    return ScanResult(results, problems, time.perf_counter() - start)

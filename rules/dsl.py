@@ -1,0 +1,188 @@
+"""Parse `.adopt` rule files into `Rule` values, with `file:line:col` errors.
+
+Rules are data: the parser builds dataclasses and never evaluates Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lark
+
+from adopter.diagnostics import AdopterError, Diagnostic
+
+_GRAMMAR = (Path(__file__).resolve().parent / "grammar.lark").read_text()
+_PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A pattern input: a `$variable`, a constant (its Python repr) or source text."""
+
+    var: str | None = None
+    const: str | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Input:
+    position: int | str  # index among positional inputs, or a keyword
+    arg: Arg
+    negated: bool = False  # `kw!=value`: the call must not pass `kw=value`
+
+
+@dataclass(frozen=True)
+class PatternNode:
+    kind: str  # "layer" (a call), "binary", "unary" or "wildcard"
+    callee: str | None = None  # a qualified type, or a `$variable` bound by the init part
+    op: str | None = None
+    inputs: tuple[Input, ...] = ()
+    output: str | None = None
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Rule:
+    id: str
+    path: str
+    anchor: str = "forward"  # which part's first node gives the location's line
+    kernel: str = "paper"
+    init_source: list[PatternNode] = field(default_factory=list)
+    init_target: list[PatternNode] = field(default_factory=list)
+    forward_source: list[PatternNode] = field(default_factory=list)
+    forward_target: list[PatternNode] = field(default_factory=list)
+    doc: str = ""
+
+    @property
+    def detect_only(self) -> bool:
+        return not self.forward_target and not self.init_target
+
+
+def _error(path: str, line: int | None, col: int | None, message: str) -> AdopterError:
+    return AdopterError(Diagnostic(path, line, col, message))
+
+
+def _constant(tree: lark.Tree) -> str:
+    token = tree.children[0]
+    if token.type == "SIGNED_NUMBER":
+        text = str(token)
+        return repr(float(text)) if any(c in text for c in ".eE") else repr(int(text))
+    if token.type == "STRING":
+        return repr(str(token)[1:-1])
+    return str(token)  # True / False / None
+
+
+def _arg(tree) -> Arg:
+    if isinstance(tree, lark.Token) and tree.type == "CODE":
+        return Arg(code=" ".join(str(tree)[1:-1].split()))
+    if isinstance(tree, lark.Token):  # VAR
+        return Arg(var=str(tree))
+    return Arg(const=_constant(tree))
+
+
+def _node(tree: lark.Tree) -> PatternNode:
+    line, col = tree.meta.line, tree.meta.column
+    if tree.data == "wildcard":
+        return PatternNode("wildcard", line=line, col=col)
+    if tree.data == "layer":
+        callee, *inputs, out = tree.children
+        parsed, index = [], 0
+        for item in inputs:
+            if item is None:
+                continue
+            if item.data == "positional":
+                parsed.append(Input(index, _arg(item.children[0])))
+                index += 1
+            else:
+                name, value = item.children
+                parsed.append(Input(str(name), _arg(value), negated=item.data == "keyword_not"))
+        return PatternNode("layer", callee=str(callee.children[0]), inputs=tuple(parsed), output=str(out),
+                           line=line, col=col)
+    if tree.data == "binary":
+        left, op, right, out = tree.children
+        return PatternNode("binary", op=str(op), inputs=(Input(0, _arg(left)), Input(1, _arg(right))),
+                           output=str(out), line=line, col=col)
+    op, operand, out = tree.children
+    return PatternNode("unary", op=str(op), inputs=(Input(0, _arg(operand)),), output=str(out), line=line, col=col)
+
+
+def _side(tree: lark.Tree) -> list[PatternNode]:
+    return [] if tree.data == "empty" else [_node(child) for child in tree.children]
+
+
+def parse_rule(text: str, path: str) -> Rule:
+    """Parse one rule file's text; raise `AdopterError` (file:line:col) when malformed."""
+    try:
+        tree = _PARSER.parse(text)
+    except lark.exceptions.UnexpectedInput as error:
+        token = getattr(error, "token", None)
+        found = f"unexpected {str(token)!r}" if token is not None and str(token) else "unexpected input"
+        expected = sorted(getattr(error, "expected", None) or getattr(error, "allowed", None) or [])
+        hint = f"; expected one of {', '.join(expected[:8])}" if expected else ""
+        raise _error(path, error.line, error.column, f"{found}{hint}") from None
+    doc = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("#"))
+    rule = Rule(id=Path(path).stem, path=path, doc=doc)
+    seen: set[str] = set()
+    for item in tree.children:
+        key = str(item.children[0])
+        if key in seen:
+            raise _error(path, item.meta.line, item.meta.column, f"duplicate `{key}:`")
+        seen.add(key)
+        if item.data == "setting":
+            setattr(rule, key if key != "rule" else "id", str(item.children[1]))
+        else:
+            source, target = _side(item.children[1]), _side(item.children[2])
+            setattr(rule, f"{key}_source", source)
+            setattr(rule, f"{key}_target", target)
+    _check(rule)
+    return rule
+
+
+def _check(rule: Rule) -> None:
+    """Type checks: names file, line and column of the first problem."""
+    path = rule.path
+    if rule.id != Path(path).stem:
+        raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
+    if rule.anchor not in ("forward", "init"):
+        raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
+    if not rule.forward_source:
+        raise _error(path, None, None, "a rule needs a non-empty `forward:` source pattern")
+    if rule.anchor == "init" and not rule.init_source:
+        raise _error(path, None, None, "`anchor: init` needs an `init:` source pattern")
+    init_vars: dict[str, PatternNode] = {}
+    for node in rule.init_source:
+        if node.kind != "layer" or node.callee.startswith("$"):
+            raise _error(path, node.line, node.col, "an init node must construct a qualified type: `torch.nn.X(...) -> $name`")
+        if node.output in init_vars:
+            raise _error(path, node.line, node.col, f"{node.output} is bound twice in `init:`")
+        init_vars[node.output] = node
+    bound: set[str] = set()
+    used_objects: set[str] = set()
+    for node in rule.forward_source:
+        if node.kind == "layer" and node.callee.startswith("$"):
+            if node.callee not in init_vars:
+                raise _error(path, node.line, node.col, f"{node.callee} is not bound by an `init:` node")
+            used_objects.add(node.callee)
+        if node.output is not None:
+            if node.output in bound or node.output in init_vars:
+                raise _error(path, node.line, node.col, f"{node.output} is bound twice")
+            bound.add(node.output)
+    for name, node in init_vars.items():
+        if name not in used_objects:
+            raise _error(path, node.line, node.col, f"init node {name} is not called in `forward:`")
+    source_vars = bound | set(init_vars) | {i.arg.var for n in rule.forward_source + rule.init_source
+                                            for i in n.inputs if i.arg.var}
+    for node in rule.init_target + rule.forward_target:
+        for var in [i.arg.var for i in node.inputs if i.arg.var] + ([node.callee] if node.callee and node.callee.startswith("$") else []):
+            if var not in source_vars and not any(var == t.output for t in rule.init_target):
+                raise _error(path, node.line, node.col, f"{var} in a target is not bound by the source patterns")
+
+
+def load_rule(path: Path) -> Rule:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise _error(str(path), None, None, f"cannot read rule: {error}") from None
+    return parse_rule(text, str(path))
