@@ -120,7 +120,10 @@ def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
 
 
 def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects) -> Match:
-    anchors = [_anchor_expr(n, site, seq_ctor) for n in nodes]
+    ctor_of = {p.output: c for p, c in zip(rule.init_source, ctors)}
+    # a Sequential layer is anchored at its constructor: the one the match linked, if any
+    anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
+               for n, p in zip(nodes, rule.forward_source)]
     first = ctors[0] if rule.anchor == "init" else anchors[0]
     line, col, _, _ = pos.span(first)
     cls, function = pos.owner(first)

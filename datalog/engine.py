@@ -66,13 +66,17 @@ class Model:
 def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
           programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
     """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
-    control = clingo.Control(["--warn=none"])
-    for program in programs:
-        control.load(str(program))
-    control.add("base", [], facts_program(facts))
-    if extra_program:
-        control.add("base", [], extra_program)
-    control.ground([("base", [])] + list(parts), context=_Builtins())
+    messages: list[str] = []
+    control = clingo.Control(["--warn=none"], logger=lambda _code, message: messages.append(message))
+    try:
+        for program in programs:
+            control.load(str(program))
+        control.add("base", [], facts_program(facts))
+        if extra_program:
+            control.add("base", [], extra_program)
+        control.ground([("base", [])] + list(parts), context=_Builtins())
+    except RuntimeError as error:  # clingo logged why: keep its first message, with position
+        raise RuntimeError(messages[0].strip() if messages else str(error)) from None
     wanted = set(keep) if keep is not None else None
     relations: dict[str, list] = {}
     with control.solve(yield_=True) as handle:

@@ -107,6 +107,12 @@ def compile_rule(rule: Rule) -> str:
         for b in xs[k + 1:]:
             lines.append(f"bad_{name}({head_args}) :- cand_{name}({head_args}), node_lit({a}, T, P), "
                          f"node_lit({b}, T, Q), P != Q.")
+    if rule.guards == "equal":  # every node runs exactly when the others do
+        for a in xs:
+            for b in xs:
+                if a != b:
+                    lines.append(f"bad_{name}({head_args}) :- cand_{name}({head_args}), node_lit({a}, T, P), "
+                                 f"not node_lit({b}, T, P).")
     # intermediate values: read only by the pattern (reads on paths that bypass it are fine)
     for v, info in variables.items():
         if info.producer is None or not info.uses:
@@ -121,9 +127,15 @@ def compile_rule(rule: Rule) -> str:
         lines += merges
         not_consumer = ", ".join(f"Y != {xs[i]}" for i in consumers)
         lines.append(f"bad_{name}({head_args}) :- cand_{name}({head_args}), input_from(Y, P, {xs[m]}), "
-                     f"{not_consumer}, not merge_{name}_{m}({head_args}, Y, P).")
+                     f"{not_consumer}, not merge_{name}_{m}({head_args}, Y, P), not avoidable_{name}({head_args}, Y).")
         lines.append(f"bad_{name}({head_args}) :- cand_{name}({head_args}), loose_read({xs[m]}, K, E), "
-                     f"not merge_{name}_{m}({head_args}, K, E).")
+                     f"not merge_{name}_{m}({head_args}, K, E), not avoidable_{name}({head_args}, read(K, E)).")
+    # an extra read under a guard the match does not need leaves a path where the fusion holds
+    lines += [f"lit_{name}({head_args}, T, P) :- cand_{name}({head_args}), node_lit({x}, T, P)." for x in xs]
+    lines.append(f"avoidable_{name}({head_args}, Y) :- cand_{name}({head_args}), input_from(Y, _, _), "
+                 f"node_lit(Y, T, P), not lit_{name}({head_args}, T, P).")
+    lines.append(f"avoidable_{name}({head_args}, read(K, E)) :- cand_{name}({head_args}), read_lit(K, E, T, P), "
+                 f"not lit_{name}({head_args}, T, P).")
     if not any(l.startswith(f"merge_{name}") for l in lines):
         lines.append(f"#defined merge_{name}_0/{len(xs) + len(cs) + 3}.")
     lines.append(f"match_{name}({head_args}) :- cand_{name}({head_args}), not bad_{name}({head_args}).")
@@ -150,4 +162,4 @@ def _input_literals(x: str, item: Input, variables: dict, xs: list[str]) -> list
     info = variables[item.arg.var]
     if info.producer is not None:
         return [f"input_from({x}, {pos}, {xs[info.producer]})"]
-    return [f"node_input({x}, {pos}, _, _)"]
+    return [f"has_input({x}, {pos})"]

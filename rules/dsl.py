@@ -49,6 +49,7 @@ class Rule:
     path: str
     anchor: str = "forward"  # which part's first node gives the location's line
     kernel: str = "paper"
+    guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)
     forward_source: list[PatternNode] = field(default_factory=list)
@@ -145,6 +146,8 @@ def _check(rule: Rule) -> None:
     path = rule.path
     if rule.id != Path(path).stem:
         raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
+    if rule.guards not in ("feasible", "equal"):
+        raise _error(path, None, None, f"guards must be `feasible` or `equal`, not {rule.guards!r}")
     if rule.anchor not in ("forward", "init"):
         raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
     if not rule.forward_source:
