@@ -1,4 +1,4 @@
-# Adopter: `make setup facts` installs everything and runs the main job on the zoo;
+# Adopter: `make setup facts match` installs everything and runs the main job on the zoo;
 # `make test` runs the tests. Every target is safe to re-run.
 PYTHON ?= python3
 VENV   := .venv
@@ -7,7 +7,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts test clean
+.PHONY: setup zoo facts match eval test clean
 
 setup: $(VENV)/.installed
 
@@ -27,6 +27,17 @@ $(ZOO)/modeling_bert.py:
 # Extract fact tables for the zoo and run the Datalog core on every file.
 facts: setup $(ZOO)/modeling_bert.py
 	$(ADOPTER) facts $(ZOO) --out build/facts
+
+# Scan the zoo with every bundled rule.
+match: setup $(ZOO)/modeling_bert.py
+	$(ADOPTER) scan $(ZOO) --format jsonl -o build/matches.jsonl
+
+# Precision/recall against the ground truth and the paper's counts.
+eval: build/matches.jsonl
+	$(BIN)/python -m evaluation.evaluate --counts $(SHARED)/groundtruth/paper_counts.tsv
+
+build/matches.jsonl:
+	$(MAKE) match
 
 test: setup
 	$(BIN)/python -m pytest -q

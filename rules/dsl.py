@@ -119,7 +119,10 @@ def parse_rule(text: str, path: str) -> Rule:
         tree = _PARSER.parse(text)
     except lark.exceptions.UnexpectedInput as error:
         token = getattr(error, "token", None)
-        found = f"unexpected {str(token)!r}" if token is not None and str(token) else "unexpected input"
+        if isinstance(error, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
+            found = "unexpected end of input"
+        else:
+            found = f"unexpected {str(token)!r}" if token is not None and str(token) else "unexpected input"
         expected = sorted(getattr(error, "expected", None) or getattr(error, "allowed", None) or [])
         hint = f"; expected one of {', '.join(expected[:8])}" if expected else ""
         raise _error(path, error.line, error.column, f"{found}{hint}") from None

@@ -1,0 +1,66 @@
+"""rules/dsl.py and rules/compiler.py: parsing, errors with positions, compiled Datalog."""
+
+import pytest
+
+from adopter.diagnostics import AdopterError
+from rules.compiler import compile_rule
+from rules.dsl import parse_rule
+
+GOOD = """
+# What it does: an example
+rule: example
+init: torch.nn.Dropout(0.1) -> $d; torch.nn.LayerNorm(eps=1e-5, bias!=False) -> $n => _
+forward:
+    $d($x) -> $a; $a + $r -> $s; -$s -> $m; $n($m) -> $y; * ; torch.nn.functional.softmax($y, dim=-1) -> $z
+    =>
+    kernels.Fused($x, $r) -> $z
+"""
+
+
+def test_a_rule_parses_into_nodes_with_positions_and_variables():
+    rule = parse_rule(GOOD, "rules/x/example.adopt")
+    assert rule.id == "example" and rule.doc == "What it does: an example"
+    kinds = [n.kind for n in rule.forward_source]
+    assert kinds == ["layer", "binary", "unary", "layer", "wildcard", "layer"]
+    softmax = rule.forward_source[-1]
+    assert softmax.callee == "torch.nn.functional.softmax" and softmax.line == 6
+    assert [(i.position, i.arg.var, i.arg.const) for i in softmax.inputs] == [(0, "$y", None), ("dim", None, "-1")]
+    norm = rule.init_source[1]
+    assert [(i.position, i.arg.const, i.negated) for i in norm.inputs] == [("eps", "1e-05", False), ("bias", "False", True)]
+    assert rule.init_target == [] and rule.forward_target[0].callee == "kernels.Fused"
+
+
+def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility():
+    program = compile_rule(parse_rule(GOOD, "rules/x/example.adopt"))
+    assert program.startswith("% rule example")
+    assert "input_from(X2, 0, X1)" in program                      # $a flows from the dropout
+    assert 'input_const(X6, "dim", "-1")' in program
+    assert 'not ctor_const(C2, "bias", "False")' in program
+    assert "K1 < K2" in program                                    # `;` is a sequence
+    assert "node_lit(X1, T, P), node_lit(X2, T, Q), P != Q" in program
+    import clingo
+    control = clingo.Control(["--warn=none"])
+    control.add("base", [], program)                               # it is valid clingo
+
+
+@pytest.mark.parametrize("text, line, col, message", [
+    ("rule: bad\nforward: torch.nn.Linear($x) -> => _\n", 2, 33, "unexpected '=>'; expected one of VAR"),
+    ("rule: bad\nforward: torch.nn.Linear($x) -> $y => _\nforward: _ => _\n", 3, 1, "duplicate `forward:`"),
+    ("rule: bad\ninit: torch.nn.Linear() -> $l => _\nforward: torch.nn.ReLU($x) -> $y => _\n", 2, 7,
+     "init node $l is not called"),
+    ("rule: bad\nforward: $nope($x) -> $y => _\n", 2, 10, "$nope is not bound by an `init:` node"),
+    ("rule: bad\nforward: torch.relu($x) -> $y; torch.relu($y) -> $y => _\n", 2, 32, "$y is bound twice"),
+    ("rule: bad\nforward: torch.relu($x) -> $y => k.K($q) -> $y\n", 2, 34, "$q in a target is not bound"),
+    ("rule: other\nforward: torch.relu($x) -> $y => _\n", 1, 1, "differs from its file name"),
+])
+def test_malformed_rules_name_file_line_and_column(text, line, col, message):
+    with pytest.raises(AdopterError) as caught:
+        parse_rule(text, "rules/x/bad.adopt")
+    diagnostic = caught.value.diagnostic
+    assert (diagnostic.file, diagnostic.line, diagnostic.col) == ("rules/x/bad.adopt", line, col)
+    assert message in diagnostic.message
+
+
+def test_rules_are_data_nothing_is_evaluated():
+    rule = parse_rule('rule: data\nforward: os.system("rm -rf /") -> $y => _\n', "data.adopt")
+    assert rule.forward_source[0].callee == "os.system"

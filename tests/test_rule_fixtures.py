@@ -1,0 +1,51 @@
+"""Every rule's annotated fixture holds, both ways (STYLE.md: Semgrep-style annotations).
+
+`# match: <id>` on the line before an anchor: the rule must report that line.
+`# no-match: <id>`: it must not. `# todo-match: <id>`: a known miss, counted, not failing.
+Every reported line must carry a `# match` annotation.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from adopter.scan import scan_facts
+from adopter.sources import facts_of_file
+from rules.registry import bundled_rule_files, load_rules
+
+ANNOTATION = re.compile(r"#\s*(match|no-match|todo-match):\s*([\w,\s]+)$")
+RULE_FILES = bundled_rule_files()
+
+
+def annotations(path: Path, rule_id: str) -> dict[str, set[int]]:
+    """kind -> the lines (1-based) the annotations point at: the next non-comment line."""
+    lines = path.read_text().splitlines()
+    found: dict[str, set[int]] = {"match": set(), "no-match": set(), "todo-match": set()}
+    for index, text in enumerate(lines):
+        annotation = ANNOTATION.search(text.strip())
+        if annotation and rule_id in {r.strip() for r in annotation.group(2).split(",")}:
+            target = index + 1
+            while lines[target].strip().startswith("#"):
+                target += 1
+            found[annotation.group(1)].add(target + 1)
+    return found
+
+
+@pytest.mark.parametrize("rule_file", RULE_FILES, ids=[f.stem for f in RULE_FILES])
+def test_fixture_annotations_hold_both_ways(rule_file):
+    (rule,) = load_rules([str(rule_file)])
+    fixture = rule_file.with_suffix(".py")
+    facts, problem = facts_of_file(fixture)
+    assert problem is None
+    expected = annotations(fixture, rule.id)
+    reported = {m.line for m in scan_facts(facts, [rule])}
+    assert expected["match"] - reported == set(), "annotated matches not reported"
+    assert reported & expected["no-match"] == set(), "reported at a no-match annotation"
+    assert reported - expected["match"] - expected["todo-match"] == set(), "reported without annotation"
+
+
+@pytest.mark.parametrize("rule_file", RULE_FILES, ids=[f.stem for f in RULE_FILES])
+def test_each_rule_has_at_least_four_positive_and_four_negative_cases(rule_file):
+    expected = annotations(rule_file.with_suffix(".py"), rule_file.stem)
+    assert len(expected["match"]) >= 4 and len(expected["no-match"]) >= 4

@@ -1,0 +1,89 @@
+"""`adopter scan`: output contracts (DESIGN.md §5), rule selection errors, zoo sample vs ground truth."""
+
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from adopter.cli import app
+from adopter.scan import scan
+from evaluation.evaluate import GROUNDTRUTH
+from evaluation.metrics import model_of
+from rules.registry import load_rules
+
+CODE = """
+import torch.nn.functional as F
+from torch import nn
+class Attn(nn.Module):
+    def forward(self, x):
+        if self.training:
+            y = F.softmax(x, dim=-1)
+        return y
+"""
+
+
+def run(*args):
+    return CliRunner().invoke(app, list(map(str, args)))
+
+
+def test_jsonl_has_the_contract_fields(tmp_path):
+    (tmp_path / "m.py").write_text(CODE)
+    result = run("scan", tmp_path, "--format", "jsonl", "--rules", "softmax")
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {"rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path"} <= set(record)
+    assert (record["rule"], record["class"], record["function"], record["line"]) == ("softmax", "Attn", "forward", 7)
+    assert record["bindings"] == {"$x": "x", "$y": "y"}
+    assert record["path"] == [{"condition": "self.training", "holds": True}]
+
+
+def test_sarif_is_a_2_1_0_log(tmp_path):
+    (tmp_path / "m.py").write_text(CODE)
+    log = json.loads(run("scan", tmp_path / "m.py", "--format", "sarif", "-r", "softmax").stdout)
+    assert log["version"] == "2.1.0" and log["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "softmax"
+    (result,) = log["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
+
+
+def test_output_file_is_written_and_stdout_stays_empty(tmp_path):
+    (tmp_path / "m.py").write_text(CODE)
+    out = tmp_path / "report" / "matches.jsonl"
+    result = run("scan", tmp_path / "m.py", "--format", "jsonl", "-o", out)
+    assert result.exit_code == 0 and result.stdout == "" and len(out.read_text().splitlines()) == 1
+
+
+def test_unknown_rule_and_malformed_rule_stop_before_analysis(tmp_path):
+    (tmp_path / "m.py").write_text(CODE)
+    unknown = run("scan", tmp_path, "--rules", "no_such_rule")
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("no_such_rule: error: unknown rule id")
+    bad = tmp_path / "broken.adopt"
+    bad.write_text("rule: broken\nforward: torch.relu($x) -> \n")
+    malformed = run("scan", tmp_path / "m.py", "--rules", bad)
+    assert malformed.exit_code == 2 and malformed.stderr.startswith(f"{bad}:2:25: error: unexpected end of input")
+    assert malformed.stdout == ""
+
+
+def test_unreadable_file_is_reported_and_the_others_scanned(tmp_path):
+    (tmp_path / "m.py").write_text(CODE)
+    (tmp_path / "bad.py").write_bytes(b"\xff\xfe")
+    result = run("scan", tmp_path, "--format", "jsonl", "-j", "1")
+    assert result.exit_code == 1
+    assert "bad.py:1: error: not UTF-8" in result.stderr and len(result.stdout.splitlines()) == 1
+
+
+def test_rules_show_prints_the_generated_datalog():
+    result = run("rules", "show", "dropout_layernorm", "--datalog")
+    assert result.exit_code == 0 and "match_dropout_layernorm(" in result.stdout
+
+
+SAMPLE = ["bert", "dpt", "groupvit", "gpt2", "t5", "gpt_neo", "clap", "efficientformer", "xlnet", "albert", "xmod"]
+
+
+def test_zoo_sample_matches_the_ground_truth_exactly(zoo):
+    files = [str(zoo / f"modeling_{m}.py") for m in SAMPLE]
+    result = scan(files, load_rules(), jobs=1)
+    assert result.failed == 0
+    ours = {(model_of(m.file), m.rule, m.class_, m.line) for m in result.matches}
+    truth = pd.read_csv(GROUNDTRUTH, sep="\t", keep_default_na=False)
+    truth = {tuple(r) for r in truth[truth["model"].isin(SAMPLE)][["model", "rule", "class", "line"]].itertuples(index=False)}
+    assert ours == truth
