@@ -1,42 +1,25 @@
-"""The main path: extract facts from every file and run the Datalog core, in parallel.
-
-Each file is independent: a failing file yields a diagnostic and the rest go on.
-"""
+"""`adopter facts`: extract every file's facts and run the Datalog core (with structure
+counting and, so that a following `scan` is a cache hit, the bundled rules) in one pass."""
 
 from __future__ import annotations
 
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-import clingo
-
+from adopter.cache import DEFAULT_DIR
 from adopter.diagnostics import Diagnostic
-from adopter.sources import expand_paths, facts_of_file
-from adopter.structures import DEFAULT_MAX_GUARDS, FORWARD_ROOTS, count_structures
-from datalog.engine import solve
+from adopter.fact_tables import TableWriter
+from adopter.pipeline import FileAnalysis, run_files
+from adopter.sources import expand_paths
 from extractor.python_facts import FileFacts
-
-# Relations summarised per file by the core analysis.
-_SUMMARY = {"dl_node", "structure_node", "too_many_guards"}
-
-
-@dataclass
-class FileResult:
-    path: str
-    facts: FileFacts | None
-    diagnostics: list[Diagnostic]
-    dl_nodes: int = 0
-    structures: int = 0  # distinct model structures of the `forward` methods
-    skipped_roots: int = 0  # forward methods with too many guards to enumerate
+from rules.registry import load_rules
 
 
 @dataclass
 class RunResult:
-    files: list[FileResult] = field(default_factory=list)
+    files: list[FileAnalysis] = field(default_factory=list)
     path_problems: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -52,36 +35,35 @@ class RunResult:
     def all_facts(self) -> list[FileFacts]:
         return [f.facts for f in self.files if f.facts is not None]
 
-
-def process_file(path: Path, analyse: bool = True) -> FileResult:
-    facts, problem = facts_of_file(path)
-    result = FileResult(str(path), facts, [problem] if problem else [])
-    if facts is None or not analyse:
-        return result
-    try:
-        model = solve(facts, extra_program=FORWARD_ROOTS, keep=_SUMMARY,
-                      parts=[("structures", [clingo.Number(DEFAULT_MAX_GUARDS)])])
-    except RuntimeError as error:  # clingo failure: report, do not stop the run
-        result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
-        return result
-    result.dl_nodes = len(model.get("dl_node"))
-    result.structures, result.skipped_roots = count_structures(model)
-    return result
+    def total(self, index: int) -> int:
+        return sum(f.summary[index] for f in self.files if f.summary)
 
 
 def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
-        progress: Callable[[Iterable[FileResult], int], Iterable[FileResult]] | None = None) -> RunResult:
-    """Process every file under `paths`; `progress` may wrap the stream of results."""
+        progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_DIR,
+        tables: Path | None = None) -> RunResult:
+    """Process every file under `paths`; `progress` may wrap the stream of results.
+
+    With `tables`, the fact tables are written there as results arrive (committed at the end).
+    """
     start = time.perf_counter()
     files, problems = expand_paths(paths)
-    result = RunResult(path_problems=problems)
-    jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(files) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-            stream = pool.map(process_file, files, [analyse] * len(files), chunksize=1)
-            result.files = list(progress(stream, len(files)) if progress else stream)
-    else:
-        stream = (process_file(f, analyse) for f in files)
-        result.files = list(progress(stream, len(files)) if progress else stream)
-    result.seconds = time.perf_counter() - start
-    return result
+    rules = load_rules() if analyse else None
+    writer = TableWriter(tables) if tables is not None else None
+
+    def consume(stream: Iterable, total: int):
+        for item in (progress(stream, total) if progress else stream):
+            if writer is not None and item.facts is not None:
+                writer.add(item.facts)
+            yield item
+
+    try:
+        results = run_files(files, rules, want_summary=analyse, want_facts=True, jobs=jobs, progress=consume,
+                            cache_dir=cache_dir)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is not None:
+        writer.commit()
+    return RunResult(results, problems, time.perf_counter() - start)

@@ -16,15 +16,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from adopter import analysis
 from adopter.atomic import atomic_write_text
+from adopter.cache import DEFAULT_DIR as CACHE_DIR
 from adopter.diagnostics import AdopterError
-from adopter.fact_tables import read_tables, write_tables
+from adopter.fact_tables import read_tables
 from adopter.query import run_query
 from adopter.scan import scan as run_scan
 from adopter.scan_output import render_matches
 from rules.compiler import compile_rule
 from rules.registry import load_rules
 from adopter.sources import facts_of_file
-from adopter.structures import DEFAULT_MAX_GUARDS, model_structures
+from adopter.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, model_structures
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find where faster DL kernels apply in PyTorch model code, from source.")
@@ -72,20 +73,19 @@ def _fail(error: AdopterError) -> None:
 def facts(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
           out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
           analyse: bool = typer.Option(True, "--analyse/--no-analyse", help="Also run the Datalog core."),
-          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores).")):
+          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
+          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/.")):
     """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
-    result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"))
+    result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
+                          cache_dir=None if no_cache else CACHE_DIR, tables=out)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
-    write_tables(result.all_facts, out)
     n_facts = sum(f.count() for f in result.all_facts)
     summary = (f"{len(result.files)} files, {n_facts} facts -> {out}/, ")
     if analyse:
-        structures = sum(f.structures for f in result.files)
-        skipped = sum(f.skipped_roots for f in result.files)
-        nodes = sum(f.dl_nodes for f in result.files)
+        nodes, structures, skipped = (result.total(i) for i in range(3))
         summary += f"{nodes} DL nodes, {structures} forward structures"
-        summary += f" ({skipped} forward methods over {DEFAULT_MAX_GUARDS} guards not enumerated), " if skipped else ", "
+        summary += f" ({skipped} forward methods over {SUMMARY_MAX_GUARDS} guards not enumerated), " if skipped else ", "
     summary += f"{result.seconds:.1f} s, {result.failed} failed"
     print(summary)
     raise typer.Exit(1 if result.failed else 0)
@@ -105,7 +105,7 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
         raise typer.Exit(2)
     all_facts = read_tables(facts_dir) if facts_dir is not None else []
     if sources:
-        result = analysis.run(sources, analyse=False, jobs=1)
+        result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
         for diagnostic in result.diagnostics:
             _report(diagnostic)
         all_facts += result.all_facts
@@ -148,13 +148,14 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          rules: List[str] = typer.Option([], "--rules", "-r", help="Rule ids, packs or .adopt paths (default: all bundled)."),
          fmt: ScanFormat = typer.Option(ScanFormat.table, "--format"),
          output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report here (atomically)."),
-         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores).")):
+         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
+         no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/ (a cold run).")):
     """Find every place a rule matches; one record per location."""
     try:
         chosen = load_rules(rules or None)
     except AdopterError as error:
         _fail(error)
-    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"))
+    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=None if no_cache else CACHE_DIR)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     text = render_matches(result.matches, fmt.value, chosen)

@@ -7,30 +7,64 @@ pandas into one `FileFacts` per source file.
 from __future__ import annotations
 
 import csv
-import io
+import os
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
 from extractor.python_facts import FileFacts
 from extractor.schema import INT_COLUMNS, RELATIONS
 
 
+class TableWriter:
+    """Writes the tables incrementally, one file's facts at a time, so writing overlaps
+    with analysis; each table appears (atomically, by rename) only when `commit` runs."""
+
+    def __init__(self, out_dir: Path):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.out_dir = out_dir
+        self.handles = {}
+        self.writers = {}
+        for relation, (cols, _) in RELATIONS.items():
+            fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{relation}.", suffix=".tmp")
+            handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            self.handles[relation] = (handle, Path(tmp))
+            self.writers[relation] = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            self.writers[relation].writerow(("file",) + cols)
+
+    def add(self, facts: FileFacts) -> None:
+        for relation, rows in facts.rows.items():
+            path = facts.path
+            self.writers[relation].writerows((path,) + row for row in rows)
+
+    def commit(self) -> list[Path]:
+        written = []
+        for relation, (handle, tmp) in self.handles.items():
+            handle.close()
+            target = self.out_dir / f"{relation}.tsv"
+            os.replace(tmp, target)
+            written.append(target)
+        self.handles = {}
+        return written
+
+    def abort(self) -> None:
+        for handle, tmp in self.handles.values():
+            handle.close()
+            tmp.unlink(missing_ok=True)
+        self.handles = {}
+
+
 def write_tables(all_facts: list[FileFacts], out_dir: Path) -> list[Path]:
     """Write every relation of every file to `out_dir/<relation>.tsv`; return the paths."""
-    written = []
-    for relation, (cols, _) in RELATIONS.items():
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-        writer.writerow(("file",) + cols)
+    writer = TableWriter(out_dir)
+    try:
         for facts in all_facts:
-            for row in facts.rows[relation]:
-                writer.writerow((facts.path,) + row)
-        path = out_dir / f"{relation}.tsv"
-        atomic_write_text(path, buffer.getvalue())
-        written.append(path)
-    return written
+            writer.add(facts)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.commit()
 
 
 def read_tables(facts_dir: Path) -> list[FileFacts]:

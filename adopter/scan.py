@@ -7,23 +7,22 @@ is reported once.
 
 from __future__ import annotations
 
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 import clingo
 
+from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.diagnostics import Diagnostic
-from adopter.sources import expand_paths, facts_of_file
+from adopter.sources import expand_paths
 from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from extractor.python_facts import FileFacts
 from rules.compiler import compile_rule
 from rules.dsl import Rule
 
-_REPORTED = {"match_node", "match_ctor", "report_site", "report_lit", "report_out", "report_input",
+REPORTED = {"match_node", "match_ctor", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj"}
 
 
@@ -50,14 +49,6 @@ class Match:
     @property
     def location(self) -> tuple:
         return (self.rule, self.file, self.class_, self.line)
-
-
-@dataclass
-class FileScan:
-    path: str
-    matches: list[Match] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 class _Positions:
@@ -88,7 +79,12 @@ def rules_program(rules: list[Rule]) -> str:
 def scan_facts(facts: FileFacts, rules: list[Rule], program: str | None = None) -> list[Match]:
     """All matches of `rules` in one file's facts."""
     model = solve(facts, extra_program=program if program is not None else rules_program(rules),
-                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=_REPORTED)
+                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=REPORTED)
+    return matches_from_model(model, facts, rules)
+
+
+def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match]:
+    """Turn the reported relations of a solved model into one `Match` per location."""
     by_id = {rule.id: rule for rule in rules}
     pos = _Positions(facts)
     site = {x: e.number for x, _, e in model.get("report_site")}
@@ -160,28 +156,15 @@ def _object_text(obj: clingo.Symbol | None) -> str:
     return str(obj)
 
 
-def scan_file(path: Path, rules: list[Rule], program: str) -> FileScan:
-    start = time.perf_counter()
-    facts, problem = facts_of_file(path)
-    result = FileScan(str(path), diagnostics=[problem] if problem else [])
-    if facts is not None:
-        try:
-            result.matches = scan_facts(facts, rules, program)
-        except RuntimeError as error:
-            result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
-    result.seconds = time.perf_counter() - start
-    return result
-
-
 @dataclass
 class ScanResult:
-    files: list[FileScan]
+    files: list  # of adopter.pipeline.FileAnalysis
     path_problems: list[Diagnostic]
     seconds: float
 
     @property
     def matches(self) -> list[Match]:
-        return [m for f in self.files for m in f.matches]
+        return [m for f in self.files for m in (f.matches or [])]
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -193,17 +176,11 @@ class ScanResult:
 
 
 def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
-         progress: Callable[[Iterable[FileScan], int], Iterable[FileScan]] | None = None) -> ScanResult:
-    """Scan every file under `paths` with `rules` (in parallel across files)."""
+         progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE) -> ScanResult:
+    """Scan every file under `paths` with `rules` (in parallel across files, cached by content)."""
+    from adopter.pipeline import run_files  # the pipeline imports this module
     start = time.perf_counter()
     files, problems = expand_paths(paths)
-    program = rules_program(rules)
-    jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(files) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-            stream = pool.map(scan_file, files, [rules] * len(files), [program] * len(files))
-            results = list(progress(stream, len(files)) if progress else stream)
-    else:
-        stream = (scan_file(f, rules, program) for f in files)
-        results = list(progress(stream, len(files)) if progress else stream)
+    results = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
+                        cache_dir=cache_dir)
     return ScanResult(results, problems, time.perf_counter() - start)

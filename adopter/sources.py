@@ -34,15 +34,18 @@ def expand_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     return files, problems
 
 
-def read_source(path: Path) -> tuple[str | None, Diagnostic | None]:
-    """The text of a source file, or why it cannot be analysed."""
+def read_bytes(path: Path) -> tuple[bytes | None, Diagnostic | None]:
+    """The bytes of a source file, or why they cannot be read."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             return None, Diagnostic(str(path), None, None, f"file too large ({size} bytes > {MAX_FILE_BYTES})")
-        data = path.read_bytes()
+        return path.read_bytes(), None
     except OSError as error:
         return None, Diagnostic(str(path), None, None, f"cannot read: {error.strerror or error}")
+
+
+def decode_source(data: bytes, path: Path) -> tuple[str | None, Diagnostic | None]:
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as error:
@@ -50,11 +53,8 @@ def read_source(path: Path) -> tuple[str | None, Diagnostic | None]:
         return None, Diagnostic(str(path), line, None, f"not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})")
 
 
-def facts_of_file(path: Path) -> tuple[FileFacts | None, Diagnostic | None]:
-    """Extract the facts of one file; a diagnostic says why not (or warns, with facts)."""
-    text, problem = read_source(path)
-    if problem:
-        return None, problem
+def extract_text(text: str, path: Path) -> tuple[FileFacts | None, Diagnostic | None]:
+    """Facts of decoded source; a diagnostic says why not (or warns, with facts)."""
     try:
         facts = extract_source(text, str(path))
         if not text.strip():
@@ -64,3 +64,14 @@ def facts_of_file(path: Path) -> tuple[FileFacts | None, Diagnostic | None]:
         return None, Diagnostic(str(path), error.lineno, error.offset, f"syntax error: {error.msg}")
     except (ValueError, RecursionError) as error:  # null bytes, absurd nesting
         return None, Diagnostic(str(path), None, None, f"cannot parse: {error}")
+
+
+def facts_of_file(path: Path) -> tuple[FileFacts | None, Diagnostic | None]:
+    """Read, decode and extract one file; a diagnostic says why not (or warns, with facts)."""
+    data, problem = read_bytes(path)
+    if problem:
+        return None, problem
+    text, problem = decode_source(data, path)
+    if problem:
+        return None, problem
+    return extract_text(text, path)

@@ -16,7 +16,8 @@ from adopter.diagnostics import AdopterError, Diagnostic
 from datalog.engine import Model, solve, symbol_value
 from extractor.python_facts import FileFacts
 
-DEFAULT_MAX_GUARDS = 10  # at most 2**10 paths per method are enumerated
+DEFAULT_MAX_GUARDS = 10  # `adopter structures`: at most 2**10 paths per method are enumerated
+SUMMARY_MAX_GUARDS = 6   # the `adopter facts` summary: cheap (2**6), larger methods are counted apart
 
 
 @dataclass

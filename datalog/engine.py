@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import clingo
 
 from extractor.python_facts import FileFacts
+from extractor.schema import INT_COLUMNS, RELATIONS
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
@@ -35,12 +36,30 @@ def quote(value: object) -> str:
     return f'"{text}"'
 
 
+def _row_format(relation: str) -> str:
+    """A format string for one relation's facts: integer columns bare, text columns quoted."""
+    cols = ",".join("{}" if c in INT_COLUMNS else '"{}"' for c in RELATIONS[relation][0])
+    return f"{relation}({cols})."
+
+
+_FORMATS = {relation: _row_format(relation) for relation in RELATIONS}
+_NEEDS_ESCAPE = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n"})
+
+
 def facts_program(facts: FileFacts) -> str:
-    """The fact rows of one file as clingo program text."""
+    """The fact rows of one file as clingo program text (the hot path of loading)."""
     out = []
     for relation, rows in facts.rows.items():
+        template = _FORMATS[relation].format
+        text_cols = [i for i, c in enumerate(RELATIONS[relation][0]) if c not in INT_COLUMNS]
+        if not text_cols:
+            out.extend(template(*row) for row in rows)
+            continue
         for row in rows:
-            out.append(f"{relation}({','.join(quote(v) for v in row)}).")
+            row = list(row)
+            for i in text_cols:
+                row[i] = str(row[i]).translate(_NEEDS_ESCAPE)
+            out.append(template(*row))
     return "\n".join(out)
 
 
@@ -77,14 +96,17 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
         control.ground([("base", [])] + list(parts), context=_Builtins())
     except RuntimeError as error:  # clingo logged why: keep its first message, with position
         raise RuntimeError(messages[0].strip() if messages else str(error)) from None
+    # The programs are stratified, so grounding alone decides every atom (all become
+    # facts): read the wanted relations straight from the grounder, without solving.
     wanted = set(keep) if keep is not None else None
     relations: dict[str, list] = {}
-    with control.solve(yield_=True) as handle:
-        for model in handle:
-            for atom in model.symbols(atoms=True):
-                if wanted is None or atom.name in wanted:
-                    relations.setdefault(atom.name, []).append(tuple(atom.arguments))
-            break
-        else:  # stratified programs always have exactly one model; none means a bug in a .lp
-            raise RuntimeError("the Datalog program has no model (negation through recursion?)")
+    atoms = control.symbolic_atoms
+    for name, arity, positive in atoms.signatures:
+        if wanted is not None and name not in wanted:
+            continue
+        rows = relations.setdefault(name, [])
+        for atom in atoms.by_signature(name, arity, positive):
+            if not atom.is_fact:  # only a non-stratified program leaves atoms undecided
+                raise RuntimeError(f"{name}/{arity} is not decided by grounding: is the program stratified?")
+            rows.append(tuple(atom.symbol.arguments))
     return Model(relations)

@@ -22,6 +22,10 @@ _OPS = {
 }
 _CTX = {ast.Load: "load", ast.Store: "store", ast.Del: "del"}
 _SHORT_TEXT = 80  # longer expressions get no expr_text (conditions always do)
+# Only these kinds get expr_text (besides conditions): the rest (calls, operators) are
+# DL nodes or their parts, rendered from their own facts; text for them is dead weight.
+_TEXT_KINDS = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.UnaryOp, ast.Tuple, ast.List,
+               ast.Starred, ast.Slice)
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -271,7 +275,8 @@ class FactExtractor:
         eid = self._id()
         kind = type(node).__name__.lower()
         self._emit("expr", eid, sid, kind, *self._pos(node))
-        if always_text or (node.end_lineno == node.lineno and node.end_col_offset - node.col_offset <= _SHORT_TEXT):
+        if always_text or (isinstance(node, _TEXT_KINDS) and node.end_lineno == node.lineno
+                           and node.end_col_offset - node.col_offset <= _SHORT_TEXT):
             self._emit("expr_text", eid, self._text(node))
         sub = self._expr
         if isinstance(node, ast.Name):

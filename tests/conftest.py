@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import textwrap
 from pathlib import Path
+
+# keep the tests' cache out of the working tree (set before adopter modules are imported)
+os.environ.setdefault("ADOPTER_CACHE", tempfile.mkdtemp(prefix="adopter-test-cache-"))
 
 import pytest
 

@@ -62,3 +62,10 @@ def test_every_datalog_file_parses_and_the_core_has_one_model():
         control.load(str(path))  # raises on a syntax error
         assert not messages, (path, messages)
     assert solve(facts_of("x = 1\n")).relations  # stratified: exactly one model, even when empty
+
+
+def test_a_non_stratified_program_is_refused_not_silently_misread():
+    import pytest
+    from datalog.engine import solve
+    with pytest.raises(RuntimeError, match="not decided by grounding"):
+        solve(facts_of("x = 1\n"), extra_program="odd(1) :- not even(1). even(1) :- not odd(1).")

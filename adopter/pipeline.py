@@ -1,0 +1,139 @@
+"""The per-file pipeline shared by `adopter facts` and `adopter scan`.
+
+For each file: read its bytes; look up what is wanted (facts, the core summary, the
+matches of a rule set) in the content-keyed cache; extract facts and run clingo once
+for whatever is missing (core, rules and structure counting in one program); store
+the new results. Files are independent and run in parallel; a failing file yields a
+diagnostic and the others go on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import clingo
+
+from adopter.cache import ResultCache, entry_key
+from adopter.diagnostics import Diagnostic
+from adopter.scan import REPORTED, Match, matches_from_model, rules_program
+from adopter.sources import decode_source, extract_text, read_bytes
+from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
+from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from extractor.python_facts import FileFacts
+from rules.dsl import Rule
+
+_SUMMARY = {"dl_node", "structure_node", "too_many_guards"}
+
+
+@dataclass
+class FileAnalysis:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    facts: FileFacts | None = None
+    matches: list[Match] | None = None
+    summary: tuple[int, int, int] | None = None  # (DL nodes, forward structures, forward methods not enumerated)
+    cached: bool = False
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
+                 cache: ResultCache) -> FileAnalysis:
+    start = time.perf_counter()
+    result = FileAnalysis(str(path))
+    data, problem = read_bytes(path)
+    if problem:
+        result.diagnostics.append(problem)
+        return result
+    keys = {"facts": entry_key(data, "facts", str(path)), "summary": entry_key(data, "summary"),
+            "matches": entry_key(data, "matches", program, str(path))}
+    wanted = {k for k, on in (("facts", want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
+    found = {k: cache.get(keys[k]) for k in wanted}
+    missing = {k for k, v in found.items() if v is None}
+    facts = found.get("facts")
+    if missing:
+        text, problem = decode_source(data, path)
+        if text is None:
+            result.diagnostics.append(problem)
+            return result
+        facts, problem = extract_text(text, path)
+        if problem:
+            result.diagnostics.append(problem)
+        if facts is None:
+            return result
+        if "facts" in missing:
+            found["facts"] = facts
+            cache.put(keys["facts"], facts)
+        if missing & {"summary", "matches"}:
+            try:
+                found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing))
+            except RuntimeError as error:
+                result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
+                return result
+            for kind in missing & {"summary", "matches"}:
+                cache.put(keys[kind], found[kind])
+    result.facts = found.get("facts")
+    result.summary = found.get("summary")
+    result.matches = found.get("matches")
+    result.cached = not missing
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool) -> dict:
+    """One clingo run for the core summary and/or the rules' matches."""
+    extra = (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
+    parts = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])] if summary else []
+    programs = (MAIN_PROGRAM, *MATCH_PROGRAMS) if matches else (MAIN_PROGRAM,)
+    keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
+    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep)
+    out = {}
+    if summary:
+        structures, skipped = count_structures(model)
+        out["summary"] = (len(model.get("dl_node")), structures, skipped)
+    if matches:
+        out["matches"] = matches_from_model(model, facts, rules)
+    return out
+
+
+def _analyse(args) -> FileAnalysis:
+    return analyse_file(*args)
+
+
+def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, want_facts: bool,
+              jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
+              cache_dir: Path | None = None) -> list[FileAnalysis]:
+    """Analyse `files` (in parallel when there are several and `jobs` allows)."""
+    program = rules_program(rules) if rules else ""
+    cache = ResultCache(cache_dir)
+    jobs = jobs or os.cpu_count() or 1
+    # largest files first, so no worker is left with a big file at the end; results are
+    # returned in the callers' order
+    order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
+    tasks = [(files[i], rules, program, want_summary, want_facts, cache) for i in order]
+    if jobs > 1 and len(files) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+            stream = pool.map(_analyse, tasks, chunksize=1)
+            done = list(progress(stream, len(files)) if progress else stream)
+    else:
+        stream = (_analyse(t) for t in tasks)
+        done = list(progress(stream, len(files)) if progress else stream)
+    results: list[FileAnalysis] = [None] * len(files)  # type: ignore[list-item]
+    for position, result in zip(order, done):
+        results[position] = result
+    return results
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
