@@ -7,7 +7,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match eval test clean
+.PHONY: setup zoo facts match eval bench test clean
 
 setup: $(VENV)/.installed
 
@@ -38,6 +38,10 @@ eval: build/matches.jsonl
 
 build/matches.jsonl:
 	$(MAKE) match
+
+# Speed and memory of the main path, measured in one run (build/bench/bench.tsv).
+bench: setup $(ZOO)/modeling_bert.py
+	$(BIN)/python -m evaluation.bench.run
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -11,8 +11,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import pandas as pd
-
 from extractor.python_facts import FileFacts
 from extractor.schema import INT_COLUMNS, RELATIONS
 
@@ -69,6 +67,8 @@ def write_tables(all_facts: list[FileFacts], out_dir: Path) -> list[Path]:
 
 def read_tables(facts_dir: Path) -> list[FileFacts]:
     """Read the tables written by `write_tables` back into per-file facts."""
+    import pandas as pd  # only here: pandas costs a third of a second at start-up
+
     by_file: dict[str, FileFacts] = {}
     for relation, (cols, _) in RELATIONS.items():
         path = facts_dir / f"{relation}.tsv"

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 
+from typing import TYPE_CHECKING
+
 import clingo
-import pandas as pd
 
 from adopter.diagnostics import AdopterError, Diagnostic
 from datalog.engine import solve, symbol_value
 from extractor.python_facts import FileFacts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _VARIABLE = re.compile(r"\b[A-Z][A-Za-z0-9_']*\b")
@@ -38,11 +42,13 @@ def check_query(text: str) -> list[str]:
     return variables
 
 
-def run_query(all_facts: list[FileFacts], text: str) -> pd.DataFrame:
+def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":
     """Answer `text` (a rule body such as `qname(E, "torch.nn.Linear")`) for every file.
 
     Returns one row per answer: a `file` column, then one column per named variable.
     """
+    import pandas as pd  # lazily: the CLI's other commands do not need it
+
     variables = check_query(text)
     head = f"{_RESULT}({', '.join(variables)})" if variables else _RESULT
     rule = f"{head} :- {text.rstrip('. ')}."

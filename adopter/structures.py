@@ -49,10 +49,9 @@ class Structure:
 class _View:
     """Indexes of one solved model, for rendering."""
 
-    def __init__(self, model: Model):
-        self.pos = {a[0].number: (a[3].number, a[4].number, a[5].number, a[6].number)
-                    for a in model.get("expr")}
-        self.text = {a[0].number: a[1].string for a in model.get("expr_text")}
+    def __init__(self, model: Model, facts: FileFacts):
+        self.pos = {row[0]: row[3:7] for row in facts.rows["expr"]}
+        self.text = {row[0]: row[1] for relation in ("constant", "name", "expr_text") for row in facts.rows[relation]}
         self.kind = {a[0]: a[1].name for a in model.get("node_kind")}
         self.type: dict[clingo.Symbol, str] = {}
         for node, type_ in model.get("node_type"):
@@ -100,7 +99,7 @@ def model_structures(facts: FileFacts, class_name: str, function: str = "forward
             raise AdopterError(Diagnostic(facts.path, None, None,
                                           f"{class_name}.{function} has {count.number} distinct guards; "
                                           f"more than --max-guards {max_guards} paths to enumerate"))
-    view = _View(model)
+    view = _View(model, facts)
     paths: dict[int, list[clingo.Symbol]] = {}
     for r, scenario, node in model.get("structure_node"):
         if r == root:

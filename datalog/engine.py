@@ -6,7 +6,9 @@ Files are analysed independently (every analysis is intra-file), so each gets it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -46,10 +48,32 @@ _FORMATS = {relation: _row_format(relation) for relation in RELATIONS}
 _NEEDS_ESCAPE = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n"})
 
 
-def facts_program(facts: FileFacts) -> str:
+_WORD = re.compile(r"\b([a-z_][a-z0-9_]*)\s*\(")
+
+
+@lru_cache(maxsize=64)
+def _program_text(path: Path) -> str:
+    text = path.read_text()
+    for include in re.findall(r'#include "([^"]+)"', text):
+        text += _program_text((path.parent / include).resolve())
+    return text
+
+
+def relations_read(programs: Sequence[Path], extra_program: str = "") -> set[str]:
+    """The input relations the programs mention: the only facts worth loading."""
+    words = set(_WORD.findall(extra_program))
+    for program in programs:
+        text = "\n".join(line for line in _program_text(program).splitlines() if not line.lstrip().startswith("%"))
+        words |= set(_WORD.findall(text))
+    return words & set(RELATIONS)
+
+
+def facts_program(facts: FileFacts, relations: set[str] | None = None) -> str:
     """The fact rows of one file as clingo program text (the hot path of loading)."""
     out = []
     for relation, rows in facts.rows.items():
+        if relations is not None and relation not in relations:
+            continue
         template = _FORMATS[relation].format
         text_cols = [i for i, c in enumerate(RELATIONS[relation][0]) if c not in INT_COLUMNS]
         if not text_cols:
@@ -90,7 +114,7 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
     try:
         for program in programs:
             control.load(str(program))
-        control.add("base", [], facts_program(facts))
+        control.add("base", [], facts_program(facts, relations_read(programs, extra_program)))
         if extra_program:
             control.add("base", [], extra_program)
         control.ground([("base", [])] + list(parts), context=_Builtins())

@@ -22,10 +22,9 @@ _OPS = {
 }
 _CTX = {ast.Load: "load", ast.Store: "store", ast.Del: "del"}
 _SHORT_TEXT = 80  # longer expressions get no expr_text (conditions always do)
-# Only these kinds get expr_text (besides conditions): the rest (calls, operators) are
-# DL nodes or their parts, rendered from their own facts; text for them is dead weight.
-_TEXT_KINDS = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.UnaryOp, ast.Tuple, ast.List,
-               ast.Starred, ast.Slice)
+# Only these kinds get expr_text (besides conditions): names and constants have it in
+# `name`/`constant`, and calls and operators are DL nodes rendered from their own facts.
+_TEXT_KINDS = (ast.Attribute, ast.Subscript, ast.UnaryOp, ast.Tuple, ast.List, ast.Starred, ast.Slice)
 _WHITESPACE = re.compile(r"\s+")
 
 

@@ -35,7 +35,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "return_value": (("stmt", "value"), "`return value`"),
     # expressions
     "expr": (("expr", "stmt", "kind", "line", "col", "end_line", "end_col"), "an expression and the statement holding it"),
-    "expr_text": (("expr", "text"), "source text of every condition and of short names, attributes, constants, subscripts, tuples"),
+    "expr_text": (("expr", "text"), "source text of every condition and of short attributes, subscripts, tuples, unary operations"),
     "name": (("expr", "id", "ctx"), "a name expression (ctx: load/store/del)"),
     "attribute": (("expr", "base", "attr"), "`base.attr`"),
     "subscript": (("expr", "base", "index"), "`base[index]`"),

@@ -87,3 +87,24 @@ def test_zoo_sample_matches_the_ground_truth_exactly(zoo):
     truth = pd.read_csv(GROUNDTRUTH, sep="\t", keep_default_na=False)
     truth = {tuple(r) for r in truth[truth["model"].isin(SAMPLE)][["model", "rule", "class", "line"]].itertuples(index=False)}
     assert ours == truth
+
+
+def test_results_are_identical_with_and_without_cache_and_parallelism(zoo, tmp_path):
+    files = [str(zoo / f"modeling_{m}.py") for m in ("bert", "dpt", "gpt_neo", "clap")]
+    rules = load_rules()
+    cold_serial = scan(files, rules, jobs=1, cache_dir=None)
+    filled = scan(files, rules, jobs=2, cache_dir=tmp_path / "cache")
+    warm = scan(files, rules, jobs=2, cache_dir=tmp_path / "cache")
+    assert all(f.cached for f in warm.files) and not any(f.cached for f in filled.files)
+    as_json = [[m.to_json() for m in r.matches] for r in (cold_serial, filled, warm)]
+    assert as_json[0] == as_json[1] == as_json[2] and len(as_json[0]) > 10
+
+
+def test_a_changed_file_is_reanalysed_and_its_neighbours_are_not(tmp_path):
+    (tmp_path / "a.py").write_text(CODE)
+    (tmp_path / "b.py").write_text(CODE)
+    cache = tmp_path / "cache"
+    scan([str(tmp_path)], load_rules(["softmax"]), jobs=1, cache_dir=cache)
+    (tmp_path / "b.py").write_text(CODE.replace("dim=-1", "dim=1"))
+    again = scan([str(tmp_path)], load_rules(["softmax"]), jobs=1, cache_dir=cache)
+    assert [f.cached for f in again.files] == [True, False]

@@ -1,0 +1,1 @@
+"""Benchmarks (`make bench`): measured in one run, never asserted by unit tests."""
