@@ -7,7 +7,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match eval bench test clean
+.PHONY: setup zoo facts match eval gate timing report bench test clean
 
 setup: $(VENV)/.installed
 
@@ -32,9 +32,26 @@ facts: setup $(ZOO)/modeling_bert.py
 match: setup $(ZOO)/modeling_bert.py
 	$(ADOPTER) scan $(ZOO) --format jsonl -o build/matches.jsonl
 
-# Precision/recall against the ground truth and the paper's counts.
+# Precision/recall against the ground truth and the paper's counts, the ast-grep
+# baseline, and the ablations (Table 2 and 3 shapes), all under build/eval/.
 eval: build/matches.jsonl
+	$(BIN)/python -m evaluation.evaluate --counts $(SHARED)/groundtruth/paper_counts.tsv --ablations
+	$(BIN)/python -m evaluation.astgrep_baseline.run
+
+# The CI gate: no rule below the committed floor evaluation/baseline.tsv.
+gate: build/matches.jsonl
 	$(BIN)/python -m evaluation.evaluate --counts $(SHARED)/groundtruth/paper_counts.tsv
+	$(BIN)/python -m evaluation.gate
+
+# Analysis time per (model, rule), Table 4 shape (build/eval/timing.tsv).
+timing: setup $(ZOO)/modeling_bert.py
+	$(BIN)/python -m evaluation.timing
+
+# build/report/index.md: the four experiments beside the paper's figures, with plots.
+report: setup
+	test -f build/eval/ablation.tsv || $(MAKE) eval
+	test -f build/eval/timing.tsv || $(MAKE) timing
+	$(BIN)/python -m evaluation.report
 
 build/matches.jsonl:
 	$(MAKE) match

@@ -17,7 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from adopter import analysis
 from adopter.atomic import atomic_write_text
 from adopter.cache import DEFAULT_DIR as CACHE_DIR
-from adopter.diagnostics import AdopterError
+from adopter.diagnostics import AdopterError, Diagnostic
+from datalog.engine import VARIANTS
 from adopter.fact_tables import read_tables
 from adopter.query import run_query
 from adopter.scan import scan as run_scan
@@ -149,13 +150,18 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          fmt: ScanFormat = typer.Option(ScanFormat.table, "--format"),
          output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report here (atomically)."),
          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-         no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/ (a cold run).")):
+         no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/ (a cold run)."),
+         variant: str = typer.Option("full", "--variant", help="Analysis ablation, for evaluation: full, "
+                                     + ", ".join(VARIANTS) + ".")):
     """Find every place a rule matches; one record per location."""
+    if variant != "full" and variant not in VARIANTS:
+        _fail(AdopterError(Diagnostic("--variant", None, None, f"unknown variant {variant!r}")))
     try:
         chosen = load_rules(rules or None)
     except AdopterError as error:
         _fail(error)
-    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=None if no_cache else CACHE_DIR)
+    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=None if no_cache else CACHE_DIR,
+                      variant=variant)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     text = render_matches(result.matches, fmt.value, chosen)

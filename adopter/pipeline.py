@@ -23,7 +23,7 @@ from adopter.diagnostics import Diagnostic
 from adopter.scan import REPORTED, Match, matches_from_model, rules_program
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
-from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from datalog.engine import MATCH_PROGRAMS, main_program, solve
 from extractor.python_facts import FileFacts
 from rules.dsl import Rule
 
@@ -46,15 +46,15 @@ class FileAnalysis:
 
 
 def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
-                 cache: ResultCache) -> FileAnalysis:
+                 cache: ResultCache, variant: str = "full") -> FileAnalysis:
     start = time.perf_counter()
     result = FileAnalysis(str(path))
     data, problem = read_bytes(path)
     if problem:
         result.diagnostics.append(problem)
         return result
-    keys = {"facts": entry_key(data, "facts", str(path)), "summary": entry_key(data, "summary"),
-            "matches": entry_key(data, "matches", program, str(path))}
+    keys = {"facts": entry_key(data, "facts", str(path)), "summary": entry_key(data, "summary", variant),
+            "matches": entry_key(data, "matches", program, str(path), variant)}
     wanted = {k for k, on in (("facts", want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
@@ -74,7 +74,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
             cache.put(keys["facts"], facts)
         if missing & {"summary", "matches"}:
             try:
-                found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing))
+                found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing, variant))
             except RuntimeError as error:
                 result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
                 return result
@@ -88,11 +88,12 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     return result
 
 
-def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool) -> dict:
+def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str) -> dict:
     """One clingo run for the core summary and/or the rules' matches."""
     extra = (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
     parts = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])] if summary else []
-    programs = (MAIN_PROGRAM, *MATCH_PROGRAMS) if matches else (MAIN_PROGRAM,)
+    main = main_program(variant)
+    programs = (main, *MATCH_PROGRAMS) if matches else (main,)
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
     model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep)
     out = {}
@@ -110,7 +111,7 @@ def _analyse(args) -> FileAnalysis:
 
 def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, want_facts: bool,
               jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
-              cache_dir: Path | None = None) -> list[FileAnalysis]:
+              cache_dir: Path | None = None, variant: str = "full") -> list[FileAnalysis]:
     """Analyse `files` (in parallel when there are several and `jobs` allows)."""
     program = rules_program(rules) if rules else ""
     cache = ResultCache(cache_dir)
@@ -118,7 +119,7 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     # largest files first, so no worker is left with a big file at the end; results are
     # returned in the callers' order
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
-    tasks = [(files[i], rules, program, want_summary, want_facts, cache) for i in order]
+    tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant) for i in order]
     if jobs > 1 and len(files) > 1:
         with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
             stream = pool.map(_analyse, tasks, chunksize=1)

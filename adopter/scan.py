@@ -176,11 +176,15 @@ class ScanResult:
 
 
 def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
-         progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE) -> ScanResult:
-    """Scan every file under `paths` with `rules` (in parallel across files, cached by content)."""
+         progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE,
+         variant: str = "full") -> ScanResult:
+    """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
+
+    `variant` selects an ablation of the analyses (`datalog/main_<variant>.lp`), for evaluation.
+    """
     from adopter.pipeline import run_files  # the pipeline imports this module
     start = time.perf_counter()
     files, problems = expand_paths(paths)
     results = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
-                        cache_dir=cache_dir)
+                        cache_dir=cache_dir, variant=variant)
     return ScanResult(results, problems, time.perf_counter() - start)

@@ -19,6 +19,16 @@ from extractor.schema import INT_COLUMNS, RELATIONS
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
+VARIANTS = ("no_feasibility", "no_inlining", "name_equality_flow", "no_alias_resolution")
+
+
+def main_program(variant: str | None = None) -> Path:
+    """The analyses' table of contents: `main.lp`, or an ablation's (`main_<variant>.lp`)."""
+    if variant in (None, "full"):
+        return MAIN_PROGRAM
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown analysis variant {variant!r} (known: full, {', '.join(VARIANTS)})")
+    return DATALOG_DIR / f"main_{variant}.lp"
 MATCH_PROGRAMS = (DATALOG_DIR / "match" / "support.lp", DATALOG_DIR / "match" / "report.lp")
 
 

@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groundtruth", type=Path, default=GROUNDTRUTH)
     parser.add_argument("--counts", type=Path, default=Path("../shared/groundtruth/paper_counts.tsv"))
     parser.add_argument("--out", type=Path, default=Path("build/eval"))
+    parser.add_argument("--zoo", type=Path, default=Path("hf_models"))
+    parser.add_argument("--ablations", action="store_true", help="Also run the ablation variants (Table 3).")
     args = parser.parse_args(argv)
     if not args.matches.exists():
         print(f"{args.matches}: error: no matches file (run `make match`)", file=sys.stderr)
@@ -36,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nCount level, against the paper's counts ({args.out}/count_summary.tsv):")
     print(counts.to_string(index=False))
     print(f"\n{len(differences)} differing locations in {args.out}/differences.tsv")
+    if args.ablations:
+        from evaluation.ablation import run_ablations, table3
+        ablation = run_ablations(args.zoo, args.groundtruth, args.out)
+        print(f"\nAblations, precision (P) and recall (R) per rule ({args.out}/ablation.tsv):")
+        print(table3(ablation).to_string())
     return 0
 
 

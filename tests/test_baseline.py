@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.baseline.run import RULES, enclosing_class, find_ast_grep, main, run_baseline
+from evaluation.astgrep_baseline.run import RULES, enclosing_class, find_ast_grep, main, run_baseline
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 
 AST_GREP = find_ast_grep()
 pytestmark = pytest.mark.skipif(
-    AST_GREP is None, reason="ast-grep binary not installed (pip install ast-grep-cli, see evaluation/baseline/README.md)")
+    AST_GREP is None, reason="ast-grep binary not installed (pip install ast-grep-cli, see evaluation/astgrep_baseline/README.md)")
 
 TOY = '''\
 import torch

@@ -1,7 +1,7 @@
 """Structural-search baseline: one ast-grep rule per kernel (`rules/<rule>.yml`), run over
 the zoo and scored against the location-level ground truth like `make eval`.
 
-`python -m evaluation.baseline.run [--zoo hf_models] [--out build/eval]` writes
+`python -m evaluation.astgrep_baseline.run [--zoo hf_models] [--out build/eval]` writes
 `baseline_matches.jsonl` (one location a line: rule, file, class, line, as
 `adopter scan --format jsonl`), `baseline.tsv` (`rule gt tp fp fn precision recall`,
 plus `total`) and `baseline_differences.tsv` (every false positive and negative), and

@@ -1,0 +1,55 @@
+"""The evaluation suite: metrics, the CI gate, ablation variants, the report."""
+
+import pandas as pd
+
+from adopter.scan import scan
+from evaluation.ablation import matches_frame
+from evaluation.evaluate import GROUNDTRUTH
+from evaluation.gate import FLOOR, regressions
+from evaluation.groundtruth.merge_parts import RULE_ORDER
+from evaluation.metrics import load_groundtruth, location_summary
+from rules.registry import load_rules
+
+
+def summary(rows):
+    return pd.DataFrame(rows, columns=["rule", "gt", "tp", "fp", "fn", "precision", "recall"])
+
+
+def test_gate_reports_each_rule_and_metric_below_its_floor():
+    floor = pd.DataFrame({"rule": ["softmax", "fused_qkv", "conv_batchnorm"], "precision": [1.0, 1.0, 1.0],
+                          "recall": [0.99, 1.0, 1.0]})
+    measured = summary([("softmax", 10, 9, 0, 1, 1.0, 0.9), ("fused_qkv", 4, 4, 1, 0, 0.8, 1.0)])
+    assert regressions(measured, floor) == ["softmax: recall 0.9000 < floor 0.9900",
+                                            "fused_qkv: precision 0.8000 < floor 1.0000",
+                                            "conv_batchnorm: missing from the evaluation"]
+    assert regressions(summary([("softmax", 1, 1, 0, 0, 1.0, 1.0)]), floor.iloc[:1]) == []
+
+
+def test_the_committed_floor_names_every_rule_and_the_total():
+    floor = pd.read_csv(FLOOR, sep="\t")
+    assert list(floor["rule"]) == RULE_ORDER + ["total"]
+    assert ((floor[["precision", "recall"]] > 0) & (floor[["precision", "recall"]] <= 1)).all().all()
+
+
+SAMPLE = ["bert", "gpt2", "dpt"]
+
+
+def sample_summary(zoo, variant):
+    result = scan([str(zoo / f"modeling_{m}.py") for m in SAMPLE], load_rules(), jobs=1, cache_dir=None,
+                  variant=variant)
+    truth = load_groundtruth(GROUNDTRUTH)
+    rows, _ = location_summary(matches_frame(result.matches), truth[truth["model"].isin(SAMPLE)], RULE_ORDER)
+    return rows
+
+
+def test_breaking_alias_resolution_on_purpose_trips_the_gate(zoo):
+    floor = pd.read_csv(FLOOR, sep="\t")
+    assert regressions(sample_summary(zoo, "full"), floor) == []
+    broken = regressions(sample_summary(zoo, "no_alias_resolution"), floor)
+    assert "softmax: recall 0.0000 < floor 0.9950" in broken and len(broken) >= 5
+
+
+def test_every_ablation_variant_parses_and_runs(zoo):
+    for variant in ("no_feasibility", "no_inlining", "name_equality_flow"):
+        rows = sample_summary(zoo, variant)
+        assert rows.loc[rows.rule == "total", "tp"].item() > 0
