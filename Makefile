@@ -7,7 +7,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match eval gate timing report bench test clean
+.PHONY: setup zoo facts match eval gate timing report bench bench-scale test clean
 
 setup: $(VENV)/.installed
 
@@ -59,6 +59,10 @@ build/matches.jsonl:
 # Speed and memory of the main path, measured in one run (build/bench/bench.tsv).
 bench: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.run
+
+# Scale curve: cold scan time and memory from 1 file to 566 (build/bench/scale.{tsv,png}).
+bench-scale: setup $(ZOO)/modeling_bert.py
+	$(BIN)/python -m evaluation.bench.scale
 
 test: setup
 	$(BIN)/python -m pytest -q

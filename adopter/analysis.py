@@ -35,6 +35,10 @@ class RunResult:
     def all_facts(self) -> list[FileFacts]:
         return [f.facts for f in self.files if f.facts is not None]
 
+    @property
+    def fact_count(self) -> int:
+        return sum(f.fact_count for f in self.files)
+
     def total(self, index: int) -> int:
         return sum(f.summary[index] for f in self.files if f.summary)
 
@@ -55,6 +59,8 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
         for item in (progress(stream, total) if progress else stream):
             if writer is not None and item.facts is not None:
                 writer.add(item.facts)
+                item.fact_count = item.facts.count()
+                item.facts = None  # written: holding 2 M rows for the whole run only costs memory
             yield item
 
     try:

@@ -81,7 +81,7 @@ def facts(paths: List[str] = typer.Argument(..., help="Python files or directori
                           cache_dir=None if no_cache else CACHE_DIR, tables=out)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
-    n_facts = sum(f.count() for f in result.all_facts)
+    n_facts = result.fact_count
     summary = (f"{len(result.files)} files, {n_facts} facts -> {out}/, ")
     if analyse:
         nodes, structures, skipped = (result.total(i) for i in range(3))

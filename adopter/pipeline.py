@@ -39,6 +39,7 @@ class FileAnalysis:
     summary: tuple[int, int, int] | None = None  # (DL nodes, forward structures, forward methods not enumerated)
     cached: bool = False
     seconds: float = 0.0
+    fact_count: int = 0
 
     @property
     def failed(self) -> bool:
@@ -81,6 +82,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
             for kind in missing & {"summary", "matches"}:
                 cache.put(keys[kind], found[kind])
     result.facts = found.get("facts")
+    result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
     result.matches = found.get("matches")
     result.cached = not missing
@@ -121,9 +123,8 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
     tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant) for i in order]
     if jobs > 1 and len(files) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-            stream = pool.map(_analyse, tasks, chunksize=1)
-            done = list(progress(stream, len(files)) if progress else stream)
+        stream = _pooled(tasks, min(jobs, len(files)))
+        done = list(progress(stream, len(files)) if progress else stream)
     else:
         stream = (_analyse(t) for t in tasks)
         done = list(progress(stream, len(files)) if progress else stream)
@@ -131,6 +132,20 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     for position, result in zip(order, done):
         results[position] = result
     return results
+
+
+# clingo interns every symbol in a process-wide table that is never freed, so a worker
+# grows with every file it analyses: the pool is replaced (fresh forks, cheap) after
+# this many files per worker, which keeps memory flat however large the corpus.
+TASKS_PER_WORKER = 25
+
+
+def _pooled(tasks: list, workers: int):
+    """`_analyse` over tasks in order, on fork pools renewed every batch."""
+    batch = workers * TASKS_PER_WORKER
+    for start in range(0, len(tasks), batch):
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            yield from pool.map(_analyse, tasks[start:start + batch], chunksize=1)
 
 
 def _size(path: Path) -> int:
