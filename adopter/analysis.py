@@ -4,43 +4,18 @@ counting and, so that a following `scan` is a cache hit, the bundled rules) in o
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from adopter.cache import DEFAULT_DIR
-from adopter.diagnostics import Diagnostic
 from adopter.fact_tables import TableWriter
-from adopter.pipeline import FileAnalysis, run_files
+from adopter.pipeline import run_files
+from adopter.run_report import RunReport
 from adopter.sources import expand_paths
-from extractor.python_facts import FileFacts
 from rules.registry import load_rules
 
 
-@dataclass
-class RunResult:
-    files: list[FileAnalysis] = field(default_factory=list)
-    path_problems: list[Diagnostic] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return self.path_problems + [d for f in self.files for d in f.diagnostics]
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for d in self.diagnostics if d.severity == "error")
-
-    @property
-    def all_facts(self) -> list[FileFacts]:
-        return [f.facts for f in self.files if f.facts is not None]
-
-    @property
-    def fact_count(self) -> int:
-        return sum(f.fact_count for f in self.files)
-
-    def total(self, index: int) -> int:
-        return sum(f.summary[index] for f in self.files if f.summary)
+RunResult = RunReport  # the result of `run`
 
 
 def run(paths: list[str], analyse: bool = True, jobs: int | None = None,

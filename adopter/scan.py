@@ -8,14 +8,14 @@ is reported once.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 import clingo
 
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
-from adopter.diagnostics import Diagnostic
+from adopter.run_report import RunReport
 from adopter.sources import expand_paths
 from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from extractor.python_facts import FileFacts
@@ -156,23 +156,7 @@ def _object_text(obj: clingo.Symbol | None) -> str:
     return str(obj)
 
 
-@dataclass
-class ScanResult:
-    files: list  # of adopter.pipeline.FileAnalysis
-    path_problems: list[Diagnostic]
-    seconds: float
-
-    @property
-    def matches(self) -> list[Match]:
-        return [m for f in self.files for m in (f.matches or [])]
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return self.path_problems + [d for f in self.files for d in f.diagnostics]
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for d in self.diagnostics if d.severity == "error")
+ScanResult = RunReport  # the result of `scan`
 
 
 def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,

@@ -4,7 +4,6 @@ locations, on small synthetic model files."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest

@@ -15,7 +15,6 @@ def test_init_branches_give_every_possible_type():
         def forward(self, x):
             return self.norm(x)
     """
-    from adopter.structures import model_structures
     from conftest import facts_of
     from datalog.engine import solve
     model = solve(facts_of(code), keep={"node_type"})
