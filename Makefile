@@ -2,12 +2,13 @@
 # `make test` runs the tests. Every target is safe to re-run.
 PYTHON ?= python3
 VENV   := .venv
+VERIFY_VENV := .venv-verify
 BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match eval gate timing report bench bench-scale test clean
+.PHONY: setup zoo facts match eval gate timing report bench bench-scale verify-setup verify-harness test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -63,6 +64,22 @@ bench: setup $(ZOO)/modeling_bert.py
 # Scale curve: cold scan time and memory from 1 file to 566 (build/bench/scale.{tsv,png}).
 bench-scale: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.scale
+
+# Differential verification runs models, so it has its own venv: torch (CPU) + transformers.
+verify-setup: $(VERIFY_VENV)/.installed
+
+$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
+	$(PYTHON) -m venv $(VERIFY_VENV)
+	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
+	touch $@
+
+# The verification harness on every zoo model against itself (build/verify/instantiable.tsv):
+# groundwork for `make verify` of patched files.
+verify-harness: verify-setup $(ZOO)/modeling_bert.py
+	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
+
+test-verify: verify-setup $(ZOO)/modeling_bert.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py
 
 test: setup
 	$(BIN)/python -m pytest -q

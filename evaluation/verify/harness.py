@@ -161,8 +161,11 @@ def _run(net: Any, inputs: dict, seed: int) -> Any:
 
 
 def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEFAULT_SEED,
-            on_original_ok=None) -> Result:
+            on_original_ok=None, cls_name: str | None = None) -> Result:
     """Build `model` from both files with `seed`, run both, compare. In-process.
+
+    `cls_name` builds that class of the file instead of the default one (`tiny.build`),
+    e.g. `BertForMaskedLM` when the patch touches a head the base model lacks.
 
     `on_original_ok()` is called once the original has run (the CLI's workers use it to
     tell a patched copy that hangs or kills the interpreter from an original that does)."""
@@ -178,12 +181,13 @@ def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEF
     built = ""
 
     def done(status: str, reason: str = "", diff: float | None = None, count: int = 0) -> Result:
-        return Result(model, status, round(time.perf_counter() - start, 3), f"{built}{reason}", diff, count)
+        label = f"{model}:{cls_name}" if cls_name else model
+        return Result(label, status, round(time.perf_counter() - start, 3), f"{built}{reason}", diff, count)
 
     # The original: any problem here means the model is not instantiable here.
     try:
         original = load_model_module(model, Path(original_path), f"modeling_{model}_original")
-        net_a, inputs = tiny.build(model, original, seed)
+        net_a, inputs = tiny.build(model, original, seed, cls_name)
         built = f"{type(net_a).__name__}: "
         out_a = _run(net_a, inputs, seed)
     except tiny.NotInstantiable as exc:
@@ -196,7 +200,7 @@ def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEF
         on_original_ok()
     try:
         patched = load_model_module(model, Path(patched_path), f"modeling_{model}_patched")
-        net_b, inputs_b = tiny.build(model, patched, seed)
+        net_b, _ = tiny.build(model, patched, seed, cls_name)
     except Exception as exc:  # noqa: BLE001
         return done("failed", f"patched copy does not build: {_reason(exc)}")
     try:
@@ -222,12 +226,13 @@ def zoo_models(zoo: Path = ZOO) -> list[str]:
     return sorted(p.stem[len("modeling_"):] for p in zoo.glob("modeling_*.py"))
 
 
-def _safe_compare(model: str, original: Path, patched: Path, seed: int, on_original_ok=None) -> Result:
+def _safe_compare(label: str, original: Path, patched: Path, seed: int, on_original_ok=None) -> Result:
+    model, _, cls_name = label.partition(":")
     try:
-        return compare(model, original, patched, seed, on_original_ok)
+        return compare(model, original, patched, seed, on_original_ok, cls_name or None)
     except BaseException as exc:  # noqa: BLE001 - report, never crash silently
         traceback.print_exc()
-        return Result(model, "not_instantiable", 0.0, f"harness error: {_reason(exc)}")
+        return Result(label, "not_instantiable", 0.0, f"harness error: {_reason(exc)}")
 
 
 def _serve() -> int:
@@ -270,6 +275,7 @@ class Worker:
                                      text=True, bufsize=1, env=env, cwd=root)
         self.lines: "queue.Queue[str | None]" = queue.Queue()
         self.original_ok = False
+        self.eof = False
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
@@ -291,12 +297,14 @@ class Worker:
             return None
         deadline = time.monotonic() + timeout
         self.original_ok = False
+        self.eof = False
         while True:
             try:
                 line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 return None
-            if line is None:
+            if line is None:  # stdout closed: the interpreter is gone
+                self.eof = True
                 return None
             if line.startswith("ORIGINAL_OK"):
                 self.original_ok = True
@@ -331,6 +339,11 @@ def run_isolated(model: str, original: Path, patched: Path, seed: int, timeout: 
 def _lost(model: str, worker: Worker, seconds: float, timeout: float) -> Result:
     """The result of a job whose interpreter hung or died: `failed` once the original had
     run (the patched copy did it), else `not_instantiable`."""
+    if worker.eof:
+        try:
+            worker.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
     code = worker.proc.poll()
     what = f"timeout after {timeout:.0f} s" if code is None else f"interpreter died (exit {code}): {worker.last_error()}"
     if worker.original_ok:
@@ -399,7 +412,8 @@ def write_tsv(results: list[Result], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Differential verification of zoo modeling files.")
-    parser.add_argument("--models", help="comma-separated model names (default: the whole zoo)")
+    parser.add_argument("--models", help="comma-separated model names, each optionally `model:ClassName` "
+                        "to build that class of the file (default: the whole zoo, default classes)")
     parser.add_argument("--zoo", type=Path, default=ZOO, help="directory of the original modeling_<m>.py files")
     parser.add_argument("--patched-dir", type=Path, help="directory of patched modeling_<m>.py copies")
     parser.add_argument("--out", type=Path, default=Path("build/verify/instantiable.tsv"))
@@ -416,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
 
     models = args.models.split(",") if args.models else zoo_models(args.zoo)
     jobs = []
-    for model in models:
+    for label in models:
+        model = label.partition(":")[0]
         original = args.zoo / f"modeling_{model}.py"
         if not original.is_file():
             print(f"{model}: no {original}", file=sys.stderr)
@@ -424,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         patched = original
         if args.patched_dir and (args.patched_dir / f"modeling_{model}.py").is_file():
             patched = args.patched_dir / f"modeling_{model}.py"
-        jobs.append((model, original.resolve(), patched.resolve()))
+        jobs.append((label, original.resolve(), patched.resolve()))
 
     def show(r: Result) -> None:
         extra = f" max_abs_diff={r.max_abs_diff:.3g}" if r.status == "failed" and r.max_abs_diff is not None else ""

@@ -105,7 +105,7 @@ _SPECIAL_TOKEN_NAMES = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder
                         "forced_bos_token_id", "forced_eos_token_id", "question_token_id",
                         "separator_token_id", "pad_index", "bos_index", "eos_index", "unk_index",
                         "mask_index", "image_token_index", "mask_token_index")
-# Parameters whose class default is derived from others: never copied from an instance.
+# A backbone sub-config keeps the stages its parent picked, unless shrinking removed them.
 _BACKBONE_SELECTORS = ("out_features", "out_indices")
 
 
@@ -323,16 +323,18 @@ def tiny_of(model_type: str, **extra: Any) -> PretrainedConfig:
     return shrink_config(CONFIG_MAPPING[model_type], extra=extra)
 
 
-def tiny_config(model: str, module: types.ModuleType | None = None) -> PretrainedConfig:
-    """The tiny config of `model` (module: the loaded modeling module, whose chosen class
-    says which config class to use)."""
+def tiny_config(model: str, module: types.ModuleType | None = None, cls: type | None = None) -> PretrainedConfig:
+    """The tiny config of `model` (module: the loaded modeling module; cls: the class to
+    build, whose `config_class` says which config class to use)."""
     override = OVERRIDES.get(model, Override())
     if override.skip:
         raise NotInstantiable(override.skip)
     if override.make_config is not None:
         config = override.make_config(module)
     else:
-        config = shrink_config(config_class_for(model, module), extra=override.config)
+        config_cls = cls.config_class if cls is not None and isinstance(getattr(cls, "config_class", None), type) \
+            else config_class_for(model, module)
+        config = shrink_config(config_cls, extra=override.config)
     if override.post is not None:
         override.post(config)
     return config
@@ -370,14 +372,17 @@ def _base_model_class(module: types.ModuleType) -> type:
     return min(with_forward, key=lambda c: len(c.__name__))
 
 
-def model_class(model: str, module: types.ModuleType) -> type:
+def model_class(model: str, module: types.ModuleType, cls_name: str | None = None) -> type:
+    """The class to build: `cls_name` when given, else the override's, else the base
+    `<X>Model` of the file (falling back to another `...Model`, then any model class)."""
     override = OVERRIDES.get(model, Override())
     if override.skip:
         raise NotInstantiable(override.skip)
-    if override.cls:
-        if not hasattr(module, override.cls):
-            raise NotInstantiable(f"class {override.cls} not in the module")
-        return getattr(module, override.cls)
+    name = cls_name or override.cls
+    if name:
+        if not isinstance(getattr(module, name, None), type):
+            raise NotInstantiable(f"class {name} not in the module")
+        return getattr(module, name)
     return _base_model_class(module)
 
 
@@ -477,9 +482,18 @@ def example_inputs(model: str, config: Any, module: types.ModuleType, cls: type 
     gen = torch.Generator().manual_seed(seed)
     override = OVERRIDES.get(model, Override())
     if override.inputs is not None:
-        return override.inputs(config, gen)
+        return _accepted(cls, override.inputs(config, gen))
     extra = override.extra_inputs(config, gen) if override.extra_inputs is not None else {}
-    return generic_inputs(config, cls, gen, given=extra)
+    return generic_inputs(config, cls, gen, given=_accepted(cls, extra))
+
+
+def _accepted(cls: type, inputs: dict) -> dict:
+    """The inputs `cls.forward` takes (an override written for one class of a file may
+    offer more than another class of it accepts)."""
+    params = inspect.signature(cls.forward).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return inputs
+    return {k: v for k, v in inputs.items() if k in params}
 
 
 # --------------------------------------------------------------------------- build
@@ -487,10 +501,13 @@ def example_inputs(model: str, config: Any, module: types.ModuleType, cls: type 
 _REQUIRES = re.compile(r"requires the ([\w.-]+) library", re.I)
 
 
-def build(model: str, module: types.ModuleType, seed: int = 0) -> tuple[torch.nn.Module, dict]:
-    """(tiny random model in eval mode, inputs) for `model` from the loaded `module`."""
-    cls = model_class(model, module)
-    config = tiny_config(model, module)
+def build(model: str, module: types.ModuleType, seed: int = 0,
+          cls_name: str | None = None) -> tuple[torch.nn.Module, dict]:
+    """(tiny random model in eval mode, inputs) for `model` from the loaded `module`;
+    `cls_name` picks another class of the file (e.g. `BertForMaskedLM`, to run a head
+    that the base model does not contain)."""
+    cls = model_class(model, module, cls_name)
+    config = tiny_config(model, module, cls)
     torch.manual_seed(seed)
     try:
         net = cls(config)
@@ -524,12 +541,6 @@ def _time_series(prediction_length: int = 4, context_length: int = 8, **config: 
 
     return Override(config={"prediction_length": prediction_length, "context_length": context_length,
                             "lags_sequence": lags, "num_time_features": 1, **config}, inputs=inputs)
-
-
-def _video(num_frames: int = 2, key: str = "num_frames") -> Callable[[Any, torch.Generator], dict]:
-    def inputs(config: Any, gen: torch.Generator) -> dict:
-        return {"pixel_values": pixels(config, gen, frames=getattr(config, key))}
-    return inputs
 
 
 def _graphormer_inputs(config: Any, gen: torch.Generator) -> dict:
@@ -661,6 +672,17 @@ OVERRIDES: dict[str, Override] = {
                              "decoder_input_ids": ids(c.decoder, g)}),
     "jukebox": Override(cls="JukeboxVQVAE",
                         inputs=lambda c, g: {"raw_audio": torch.randn(BATCH, 256, 1, generator=g)}),
+    # the class that runs the whole file, not the first `<X>Model` found
+    "instructblip": Override(cls="InstructBlipForConditionalGeneration", extra_inputs=lambda c, g: {
+        "qformer_input_ids": ids(c.qformer_config, g),
+        "input_ids": ids(c.text_config, g)}),
+    "decision_transformer": Override(cls="DecisionTransformerModel", inputs=lambda c, g: {
+        "states": torch.randn(BATCH, SEQ, c.state_dim, generator=g),
+        "actions": torch.randn(BATCH, SEQ, c.act_dim, generator=g),
+        "rewards": torch.randn(BATCH, SEQ, 1, generator=g),
+        "returns_to_go": torch.randn(BATCH, SEQ, 1, generator=g),
+        "timesteps": torch.randint(0, 100, (BATCH, SEQ), generator=g),
+        "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}),
     # no forward on the top-level class: the sub-models that carry the file's layers
     "bark": Override(cls="BarkSemanticModel"),
 }
