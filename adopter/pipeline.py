@@ -47,7 +47,8 @@ class FileAnalysis:
 
 
 def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
-                 cache: ResultCache, variant: str = "full") -> FileAnalysis:
+                 cache: ResultCache, variant: str = "full", only_cached: bool = False) -> FileAnalysis | None:
+    """Analyse one file; with `only_cached`, return None unless everything wanted is cached."""
     start = time.perf_counter()
     result = FileAnalysis(str(path))
     data, problem = read_bytes(path)
@@ -59,6 +60,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     wanted = {k for k, on in (("facts", want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
+    if missing and only_cached:
+        return None
     facts = found.get("facts")
     if missing:
         text, problem = decode_source(data, path)
@@ -122,16 +125,34 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     # returned in the callers' order
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
     tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant) for i in order]
-    if jobs > 1 and len(files) > 1:
-        stream = _pooled(tasks, min(jobs, len(files)))
-        done = list(progress(stream, len(files)) if progress else stream)
+    # cache hits are answered here; only the misses go to worker processes (or run here,
+    # when there is one: starting a pool for it costs more than it saves)
+    hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
+    todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
+    if jobs > 1 and len(todo) > 1:
+        computed = _pooled([task for _, task in todo], min(jobs, len(todo)))
     else:
-        stream = (_analyse(t) for t in tasks)
-        done = list(progress(stream, len(files)) if progress else stream)
+        computed = (_analyse(task) for _, task in todo)
+    positions: list[int] = []
+
+    def stream():
+        for position, result in _merge(order, hits, [i for i, _ in todo], computed):
+            positions.append(position)
+            yield result
+
+    done = list(progress(stream(), len(files)) if progress else stream())
     results: list[FileAnalysis] = [None] * len(files)  # type: ignore[list-item]
-    for position, result in zip(order, done):
+    for position, result in zip(positions, done):
         results[position] = result
     return results
+
+
+def _merge(order: list[int], hits: dict, todo: list[int], computed):
+    """(position, result) for every file: cache hits first, then computed results as they come."""
+    for i in order:
+        if hits.get(i) is not None:
+            yield i, hits[i]
+    yield from zip(todo, computed)
 
 
 # clingo interns every symbol in a process-wide table that is never freed, so a worker
