@@ -139,22 +139,12 @@ def _max_special(values: dict[str, Any]) -> int:
 def shrink_value(name: str, value: Any) -> Any:
     """The tiny value for one config parameter, or `value` itself when no rule applies."""
     if _is_int(value):
-        if name in _HIDDEN_NAMES:
-            return min(value, HIDDEN)
-        if name in _HEAD_DIM_NAMES:
-            return min(value, 16)
-        if name in _FFN_NAMES:
-            return min(value, FFN)
-        if name in _LAYER_NAMES:
-            return min(value, LAYERS)
-        if name in _ONE_LAYER_NAMES:
-            return min(value, 1)
-        if name in _HEAD_NAMES:
-            return min(value, HEADS)
-        if name in _IMAGE_NAMES:
-            return min(value, IMAGE)
-        if name in _SMALL_VOCAB_NAMES:
-            return min(value, 99)
+        # the first group naming the parameter gives its cap (order matters)
+        for names, cap in ((_HIDDEN_NAMES, HIDDEN), (_HEAD_DIM_NAMES, 16), (_FFN_NAMES, FFN),
+                           (_LAYER_NAMES, LAYERS), (_ONE_LAYER_NAMES, 1), (_HEAD_NAMES, HEADS),
+                           (_IMAGE_NAMES, IMAGE), (_SMALL_VOCAB_NAMES, 99)):
+            if name in names:
+                return min(value, cap)
         if name in _SMALL_NAMES:
             return min(value, _SMALL_NAMES[name])
         return value
