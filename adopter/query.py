@@ -56,11 +56,7 @@ def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":
     for facts in all_facts:
         model = solve(facts, extra_program=rule, keep={_RESULT})
         for args in model.get(_RESULT):
-            rows.append((facts.path,) + tuple(_value(a) for a in args))
+            rows.append((facts.path,) + tuple(symbol_value(a) for a in args))
     return pd.DataFrame(rows, columns=["file"] + variables).sort_values(["file"] + variables, kind="stable",
                                                                        ignore_index=True)
 
-
-def _value(symbol: clingo.Symbol):
-    value = symbol_value(symbol)
-    return value

@@ -40,14 +40,6 @@ class _Builtins:
         return clingo.String("".join(p.string if p.type == clingo.SymbolType.String else str(p) for p in parts))
 
 
-def quote(value: object) -> str:
-    """A Python value as a clingo term: ints stay numbers, everything else is a string."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{text}"'
-
-
 def _row_format(relation: str) -> str:
     """A format string for one relation's facts: integer columns bare, text columns quoted."""
     cols = ",".join("{}" if c in INT_COLUMNS else '"{}"' for c in RELATIONS[relation][0])

@@ -16,15 +16,10 @@ from adopter.atomic import atomic_write_text
 from adopter.scan import scan
 from datalog.engine import VARIANTS
 from evaluation.groundtruth.merge_parts import RULE_ORDER
-from evaluation.metrics import load_groundtruth, location_summary, model_of
+from evaluation.metrics import load_groundtruth, location_summary, matches_frame
 from rules.registry import load_rules
 
 ALL_VARIANTS = ("full",) + VARIANTS
-
-
-def matches_frame(matches) -> pd.DataFrame:
-    rows = [(model_of(m.file), m.rule, m.class_, m.line) for m in matches]
-    return pd.DataFrame(rows, columns=["model", "rule", "class", "line"]).drop_duplicates()
 
 
 def run_ablations(zoo: Path, groundtruth: Path, out: Path, progress=None) -> pd.DataFrame:

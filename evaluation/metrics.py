@@ -19,11 +19,21 @@ def model_of(file: str) -> str:
     return Path(file).stem.removeprefix("modeling_")
 
 
-def load_matches(jsonl: Path) -> pd.DataFrame:
-    rows = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
-    frame = pd.DataFrame(rows, columns=["rule", "file", "class", "line"])
+def locations_frame(records) -> pd.DataFrame:
+    """Distinct locations (`model rule class line`) of match records (dicts with rule, file, class, line)."""
+    frame = pd.DataFrame(list(records), columns=["rule", "file", "class", "line"])
     frame["model"] = frame["file"].map(model_of)
     return frame[KEY].drop_duplicates()
+
+
+def load_matches(jsonl: Path) -> pd.DataFrame:
+    """The locations of a `adopter scan --format jsonl` file."""
+    return locations_frame(json.loads(line) for line in jsonl.read_text().splitlines() if line.strip())
+
+
+def matches_frame(matches) -> pd.DataFrame:
+    """The locations of `adopter.scan.Match` objects."""
+    return locations_frame(m.to_json() for m in matches)
 
 
 def load_groundtruth(tsv: Path) -> pd.DataFrame:

@@ -3,11 +3,10 @@
 import pandas as pd
 
 from adopter.scan import scan
-from evaluation.ablation import matches_frame
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.gate import FLOOR, regressions
 from evaluation.groundtruth.merge_parts import RULE_ORDER
-from evaluation.metrics import load_groundtruth, location_summary
+from evaluation.metrics import load_groundtruth, location_summary, matches_frame
 from rules.registry import load_rules
 
 
