@@ -175,6 +175,46 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     raise typer.Exit(1 if result.failed else 0)
 
 
+@app.command()
+def apply(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
+          rules: List[str] = typer.Option([], "--rules", "-r", help="Rule ids, packs or .adopt paths (default: all bundled)."),
+          diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every patched file."),
+          write: bool = typer.Option(False, "--write", help="Edit the files in place (atomically)."),
+          out: Optional[Path] = typer.Option(None, "--out", help="Write patched copies under this folder."),
+          patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
+          backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
+          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
+          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/.")):
+    """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
+    from adopter.apply import output_name, plan_patches, unified_diff, write_in_place
+
+    if not (diff or write or out or patches):
+        _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
+    try:
+        chosen = load_rules(rules or None)
+    except AdopterError as error:
+        _fail(error)
+    report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=None if no_cache else CACHE_DIR)
+    for diagnostic in report.diagnostics:
+        _report(diagnostic)
+    for match, reason in report.refused:
+        err.print(f"{match.file}:{match.line}: {match.rule}: not rewritten: {reason}", highlight=False, markup=False)
+    changed = [p for p in report.patches if p.changed]
+    for patch in changed:
+        text = unified_diff(patch)
+        if diff:
+            sys.stdout.write(text)
+        if patches is not None:
+            atomic_write_text(patches / output_name(patch.path, paths).with_suffix(".diff"), text)
+        if out is not None:
+            atomic_write_text(out / output_name(patch.path, paths), patch.patched)
+        if write:
+            write_in_place(patch, backup)
+    err.print(f"{report.applied} patches in {len(changed)} files, {len(report.refused)} matches not rewritten, "
+              f"{report.failed} files failed", highlight=False)
+    raise typer.Exit(1 if report.failed else 0)
+
+
 rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 

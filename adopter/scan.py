@@ -8,7 +8,7 @@ is reported once.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -23,7 +23,7 @@ from rules.compiler import compile_rule
 from rules.dsl import Rule
 
 REPORTED = {"match_node", "match_ctor", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj"}
+             "report_seq_ctor", "report_obj", "report_obj_use"}
 
 
 @dataclass
@@ -39,11 +39,15 @@ class Match:
     col: int = 0
     end_col: int = 0
     class_: str = ""
+    # What the rewriter needs, one entry per pattern node, in pattern order (see `_site`):
+    nodes: list[dict] = field(default_factory=list)
+    ctors: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         data = asdict(self)
         data["class"] = data.pop("class_")
-        order = ["rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path", "col", "end_col"]
+        order = ["rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path", "col",
+                 "end_col", "nodes", "ctors"]
         return {key: data[key] for key in order}
 
     @property
@@ -60,10 +64,18 @@ class _Positions:
         self.function_name = {row[0]: row[1] for row in facts.rows["function_def"]}
         self.function_class = dict(facts.rows["function_class"])
         self.class_name = {row[0]: row[1] for row in facts.rows["class_def"]}
+        self.stmt_span = {row[0]: tuple(row[3:7]) for row in facts.rows["stmt"]}
 
     def span(self, expr: int) -> tuple[int, int, int, int]:
         row = self.expr[expr]
         return row[3], row[4], row[5], row[6]
+
+    def site(self, expr: int) -> dict:
+        """Where an expression is, for the rewriter: its span, its statement's span, its function."""
+        row = self.expr[expr]
+        cls, function = self.owner(expr)
+        return {"span": list(row[3:7]), "stmt": list(self.stmt_span.get(row[1], (0, 0, 0, 0))),
+                "function": function, "class": cls}
 
     def owner(self, expr: int) -> tuple[str, str]:
         """(class, function) holding the expression."""
@@ -95,6 +107,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
     for x, text, polarity in model.get("report_lit"):
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
     objects = {c.number: o for c, o in model.get("report_obj")}
+    uses: dict[int, set[int]] = {}
+    for c, e in model.get("report_obj_use"):
+        uses.setdefault(c.number, set()).add(e.number)
     groups: dict[tuple, dict] = {}
     for name, root, nodes, ctors, index, node in model.get("match_node"):
         groups.setdefault((name.string, root, nodes, ctors), {"nodes": {}, "ctors": {}})["nodes"][index.number] = node
@@ -105,7 +120,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         rule = by_id[rule_id]
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
-        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects)
+        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
@@ -115,7 +130,7 @@ def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
     return seq_ctor.get(node, site[node])
 
 
-def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects) -> Match:
+def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses) -> Match:
     ctor_of = {p.output: c for p, c in zip(rule.init_source, ctors)}
     # a Sequential layer is anchored at its constructor: the one the match linked, if any
     anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
@@ -137,10 +152,16 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
     for ctor, pattern in zip(ctors, rule.init_source):
         bindings[pattern.output] = _object_text(objects.get(ctor))
     path_lits = sorted(set().union(*(lits.get(n, set()) for n in nodes)))
+    node_sites = [dict(pos.site(a), var=p.output, sequential=n in seq_ctor)
+                  for n, a, p in zip(nodes, anchors, rule.forward_source)]
+    ctor_sites = [dict(pos.site(c), var=p.output, object=bindings[p.output],
+                       sequential=objects.get(c) is not None and objects[c].name == "seq",
+                       other_uses=sorted(pos.span(e)[:2] for e in uses.get(c, ()) if e not in {site.get(n) for n in nodes}))
+                  for c, p in zip(ctors, rule.init_source)]
     return Match(rule=rule.id, file=path, line=line, end_line=end_line, function=function,
                  init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
                  path=[{"condition": text, "holds": holds} for text, holds in path_lits],
-                 col=col, end_col=end_col, class_=cls)
+                 col=col, end_col=end_col, class_=cls, nodes=node_sites, ctors=ctor_sites)
 
 
 def _object_text(obj: clingo.Symbol | None) -> str:

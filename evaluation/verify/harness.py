@@ -48,6 +48,7 @@ DEFAULT_SEED = 0
 DEFAULT_TIMEOUT = 300
 ZOO = Path(__file__).resolve().parents[2] / "hf_models"
 TSV_COLUMNS = ("model", "status", "seconds", "reason")
+WATCH: dict[str, list[int]] = {}  # patched file -> lines whose execution workers record (`Result.executed`)
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Result:
     reason: str = ""
     max_abs_diff: float | None = None
     outputs: int = 0  # number of tensors compared
+    executed: list[int] | None = None  # lines of the patched file that ran (with `watch_lines`)
 
 
 def _quiet() -> None:
@@ -160,12 +162,51 @@ def _run(net: Any, inputs: dict, seed: int) -> Any:
         return net(**inputs)
 
 
+class _LineWatch:
+    """Records which of some lines of one file run (sys.settrace, only in that file's frames)."""
+
+    def __init__(self, path: Path, lines: set[int]):
+        self.path, self.lines, self.hit = str(path), lines, set()
+
+    def _global(self, frame, event, arg):
+        return self._local if frame.f_code.co_filename == self.path else None
+
+    def _local(self, frame, event, arg):
+        if frame.f_lineno in self.lines:
+            self.hit.add(frame.f_lineno)
+        return self._local
+
+    def __enter__(self):
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc):
+        sys.settrace(None)
+
+
+def parse_label(label: str) -> tuple[str, str | None, dict]:
+    """`model[:Class][@key=value]` -> (model, class name, config values)."""
+    import ast as _ast
+
+    spec, _, extra = label.partition("@")
+    model, _, cls_name = spec.partition(":")
+    config = {}
+    if extra:
+        key, _, value = extra.partition("=")
+        config[key] = _ast.literal_eval(value)
+    return model, cls_name or None, config
+
+
 def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEFAULT_SEED,
-            on_original_ok=None, cls_name: str | None = None) -> Result:
+            on_original_ok=None, cls_name: str | None = None, config_extra: dict | None = None,
+            watch_lines: set[int] | None = None) -> Result:
     """Build `model` from both files with `seed`, run both, compare. In-process.
 
     `cls_name` builds that class of the file instead of the default one (`tiny.build`),
     e.g. `BertForMaskedLM` when the patch touches a head the base model lacks.
+
+    `config_extra` sets config values (e.g. to take the other branch of an `if`);
+    `watch_lines` are lines of the patched file whose execution is recorded in `executed`.
 
     `on_original_ok()` is called once the original has run (the CLI's workers use it to
     tell a patched copy that hangs or kills the interpreter from an original that does)."""
@@ -180,14 +221,17 @@ def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEF
     start = time.perf_counter()
     built = ""
 
+    watch = _LineWatch(Path(patched_path).resolve(), set(watch_lines or ()))
+
     def done(status: str, reason: str = "", diff: float | None = None, count: int = 0) -> Result:
         label = f"{model}:{cls_name}" if cls_name else model
-        return Result(label, status, round(time.perf_counter() - start, 3), f"{built}{reason}", diff, count)
+        return Result(label, status, round(time.perf_counter() - start, 3), f"{built}{reason}", diff, count,
+                      sorted(watch.hit) if watch_lines is not None else None)
 
     # The original: any problem here means the model is not instantiable here.
     try:
         original = load_model_module(model, Path(original_path), f"modeling_{model}_original")
-        net_a, inputs = tiny.build(model, original, seed, cls_name)
+        net_a, inputs = tiny.build(model, original, seed, cls_name, config_extra)
         built = f"{type(net_a).__name__}: "
         out_a = _run(net_a, inputs, seed)
     except tiny.NotInstantiable as exc:
@@ -200,7 +244,8 @@ def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEF
         on_original_ok()
     try:
         patched = load_model_module(model, Path(patched_path), f"modeling_{model}_patched")
-        net_b, _ = tiny.build(model, patched, seed, cls_name)
+        with watch:
+            net_b, _ = tiny.build(model, patched, seed, cls_name, config_extra)
     except Exception as exc:  # noqa: BLE001
         return done("failed", f"patched copy does not build: {_reason(exc)}")
     try:
@@ -208,7 +253,8 @@ def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEF
     except Exception as exc:  # noqa: BLE001
         return done("failed", f"state_dict does not load strictly: {_reason(exc)}")
     try:
-        out_b = _run(net_b, inputs, seed)
+        with watch:
+            out_b = _run(net_b, inputs, seed)
     except Exception as exc:  # noqa: BLE001
         return done("failed", f"patched forward raises: {_reason(exc)}")
     equal, first, worst, count = compare_outputs(out_a, out_b)
@@ -226,10 +272,12 @@ def zoo_models(zoo: Path = ZOO) -> list[str]:
     return sorted(p.stem[len("modeling_"):] for p in zoo.glob("modeling_*.py"))
 
 
-def _safe_compare(label: str, original: Path, patched: Path, seed: int, on_original_ok=None) -> Result:
-    model, _, cls_name = label.partition(":")
+def _safe_compare(label: str, original: Path, patched: Path, seed: int, on_original_ok=None,
+                  watch_lines: list[int] | None = None) -> Result:
+    model, cls_name, config = parse_label(label)
     try:
-        return compare(model, original, patched, seed, on_original_ok, cls_name or None)
+        return compare(model, original, patched, seed, on_original_ok, cls_name, config,
+                       set(watch_lines) if watch_lines is not None else None)
     except BaseException as exc:  # noqa: BLE001 - report, never crash silently
         traceback.print_exc()
         return Result(label, "not_instantiable", 0.0, f"harness error: {_reason(exc)}")
@@ -245,7 +293,8 @@ def _serve() -> int:
             sys.stdout.write("\nORIGINAL_OK\n")
             sys.stdout.flush()
 
-        result = _safe_compare(job["model"], Path(job["original"]), Path(job["patched"]), job["seed"], original_ok)
+        result = _safe_compare(job["model"], Path(job["original"]), Path(job["patched"]), job["seed"], original_ok,
+                               job.get("watch"))
         sys.stdout.write("\nRESULT " + json.dumps(asdict(result)) + "\n")
         sys.stdout.flush()
     return 0
@@ -254,7 +303,10 @@ def _serve() -> int:
 def _worker_env() -> tuple[dict, str]:
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # the root (for `adopter.kernels`) and the reference implementations of kernels that
+    # cannot be installed here (epoi, xformers' Triton softmax): see reference/README.md
+    paths = [root, str(Path(__file__).resolve().parent / "reference")]
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.setdefault("OMP_NUM_THREADS", "1")  # jobs run side by side; one thread each
     return env, root
 
@@ -289,7 +341,8 @@ class Worker:
         import queue
 
         assert self.proc.stdin is not None
-        job = {"model": model, "original": str(original), "patched": str(patched), "seed": seed}
+        job = {"model": model, "original": str(original), "patched": str(patched), "seed": seed,
+               "watch": WATCH.get(str(patched))}
         try:
             self.proc.stdin.write(json.dumps(job) + "\n")
             self.proc.stdin.flush()

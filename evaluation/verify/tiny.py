@@ -492,12 +492,15 @@ _REQUIRES = re.compile(r"requires the ([\w.-]+) library", re.I)
 
 
 def build(model: str, module: types.ModuleType, seed: int = 0,
-          cls_name: str | None = None) -> tuple[torch.nn.Module, dict]:
+          cls_name: str | None = None, config_extra: dict | None = None) -> tuple[torch.nn.Module, dict]:
     """(tiny random model in eval mode, inputs) for `model` from the loaded `module`;
     `cls_name` picks another class of the file (e.g. `BertForMaskedLM`, to run a head
-    that the base model does not contain)."""
+    that the base model does not contain); `config_extra` sets config values (dotted keys)
+    after shrinking, e.g. to take the other side of an `if config.x:`."""
     cls = model_class(model, module, cls_name)
     config = tiny_config(model, module, cls)
+    for key, value in (config_extra or {}).items():
+        _set_dotted(config, key, value)
     torch.manual_seed(seed)
     try:
         net = cls(config)

@@ -1,0 +1,102 @@
+"""`adopter apply`: scan, patch each file with its matches, then show or write the result
+(DESIGN.md §5, "Patches"). Nothing is written unless asked; writes are atomic.
+"""
+
+from __future__ import annotations
+
+import difflib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from adopter.atomic import atomic_write_text
+from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
+from adopter.diagnostics import Diagnostic
+from adopter.scan import Match, scan
+from adopter.sources import decode_source, read_bytes
+from rules.dsl import Rule
+
+
+@dataclass
+class ApplyReport:
+    patches: list = field(default_factory=list)  # of rewriter.patch.FilePatch, changed or not
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def applied(self) -> int:
+        return sum(len(p.applied) for p in self.patches)
+
+    @property
+    def refused(self) -> list[tuple[Match, str]]:
+        return [r for p in self.patches for r in p.refused]
+
+
+def _patch_one(job: tuple[str, list[Match], list[Rule]]):
+    from rewriter.patch import patch_source  # imported in the worker: libcst is not needed to scan
+
+    path, matches, rules = job
+    data, problem = read_bytes(Path(path))
+    if problem:
+        return problem
+    text, problem = decode_source(data, Path(path))
+    if problem:
+        return problem
+    try:
+        return patch_source(path, text, matches, {r.id: r for r in rules})
+    except Exception as error:  # a rewriter bug must not stop the other files
+        return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
+
+
+def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
+                 progress: Callable[[Iterable, int], Iterable] | None = None,
+                 cache_dir: Path | None = DEFAULT_CACHE) -> ApplyReport:
+    """Scan `paths` and compute every file's patch, in memory."""
+    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir)
+    report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
+    work = [(f.path, f.matches, rules) for f in scanned.files if f.matches]
+    work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
+    if jobs == 1 or len(work) < 4:
+        results: Iterable = map(_patch_one, work)
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(_patch_one, work)
+    if progress is not None:
+        results = progress(results, len(work))
+    for result in results:
+        if isinstance(result, Diagnostic):
+            report.diagnostics.append(result)
+        else:
+            report.patches.append(result)
+    report.patches.sort(key=lambda p: p.path)
+    return report
+
+
+def unified_diff(patch) -> str:
+    name = Path(patch.path).as_posix().lstrip("/")
+    return "".join(difflib.unified_diff(patch.original.splitlines(keepends=True), patch.patched.splitlines(keepends=True),
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def output_name(path: str, roots: list[str]) -> Path:
+    """Where a patched copy goes under `--out`: its path below the directory argument that
+    holds it, or its file name for a file argument."""
+    resolved = Path(path).resolve()
+    for root in roots:
+        base = Path(root).resolve()
+        if base.is_dir() and resolved.is_relative_to(base):
+            return resolved.relative_to(base)
+    return Path(resolved.name)
+
+
+def write_in_place(patch, backup: bool) -> None:
+    if backup:
+        saved = Path(patch.path + ".orig")
+        if not saved.exists():  # a second run keeps the first original
+            atomic_write_text(saved, patch.original)
+    atomic_write_text(patch.path, patch.patched)

@@ -1,0 +1,85 @@
+"""`make patch`: patch the zoo once per rule (so each patch can be verified on its own) and
+once with all rules.
+
+Writes, for each `<set>` (a rule id, or `all`):
+  build/patched/<set>/modeling_<m>.py   patched copies of the files that changed
+  build/patches/<set>/modeling_<m>.diff one unified diff per patched file
+  build/patches/<set>/patches.tsv       every match: file class line rule status reason
+                                        (status: applied | refused)
+and prints how many matches each set applied and refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+
+from adopter.apply import unified_diff
+from adopter.atomic import atomic_write_text
+from adopter.scan import scan
+from rules.registry import load_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+COLUMNS = ["file", "class", "line", "rule", "status", "reason"]
+
+
+def _patch(job):
+    from rewriter.patch import patch_source
+
+    name, path, matches, rules = job
+    return name, patch_source(path, Path(path).read_text(encoding="utf-8"), matches, {r.id: r for r in rules})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zoo", type=Path, default=ROOT / "hf_models")
+    parser.add_argument("--patched", type=Path, default=ROOT / "build" / "patched")
+    parser.add_argument("--patches", type=Path, default=ROOT / "build" / "patches")
+    parser.add_argument("--jobs", type=int, default=None)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    rules = load_rules()
+    scanned = scan([str(args.zoo)], rules, jobs=args.jobs)
+    jobs = []
+    for analysed in scanned.files:
+        matches = analysed.matches or []
+        for rule in rules:
+            mine = [m for m in matches if m.rule == rule.id]
+            if mine:
+                jobs.append((rule.id, analysed.path, mine, rules))
+        if matches:
+            jobs.append(("all", analysed.path, matches, rules))
+    jobs.sort(key=lambda job: -Path(job[1]).stat().st_size)
+    for folder in (args.patched, args.patches):
+        shutil.rmtree(folder, ignore_errors=True)
+    rows: dict[str, list[dict]] = {}
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for name, patch in pool.map(_patch, jobs, chunksize=4):
+            stem = Path(patch.path).name
+            if patch.changed:
+                atomic_write_text(args.patched / name / stem, patch.patched)
+                atomic_write_text(args.patches / name / Path(stem).with_suffix(".diff"), unified_diff(patch))
+            for match in patch.applied:
+                rows.setdefault(name, []).append(dict(file=stem, **{"class": match.class_}, line=match.line,
+                                                      rule=match.rule, status="applied", reason=""))
+            for match, reason in patch.refused:
+                rows.setdefault(name, []).append(dict(file=stem, **{"class": match.class_}, line=match.line,
+                                                      rule=match.rule, status="refused", reason=reason))
+    print(f"{'set':20s} applied refused")
+    for name in [r.id for r in rules] + ["all"]:
+        frame = pd.DataFrame(rows.get(name, []), columns=COLUMNS).sort_values(["file", "line", "rule"])
+        atomic_write_text(args.patches / name / "patches.tsv", frame.to_csv(sep="\t", index=False))
+        counts = frame["status"].value_counts()
+        print(f"{name:20s} {counts.get('applied', 0):7d} {counts.get('refused', 0):7d}")
+    print(f"{len(jobs)} file patches in {time.perf_counter() - start:.1f} s; build/patched/, build/patches/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

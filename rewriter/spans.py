@@ -1,0 +1,117 @@
+"""Edits addressed by source position, applied to a libcst tree in one pass.
+
+The analysis reports positions the way Python's `ast` does (1-based lines, UTF-8 byte
+columns); libcst counts columns in characters. A `NodeKey` names one CST node by its
+type and character span, so an edit finds exactly the node the match reported, and
+every byte outside the edited nodes is left as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+NodeKey = tuple[str, int, int, int, int]  # CST node type, start line, start col, end line, end col
+EditFn = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
+
+
+class Unsafe(Exception):
+    """The rewriter cannot transform a match safely; the reason is the message."""
+
+
+class SourceLines:
+    """Converts `ast` byte columns to libcst character columns."""
+
+    def __init__(self, source: str):
+        self.lines = source.split("\n")
+
+    def column(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def key(self, kind: str, span: list[int] | tuple[int, ...]) -> NodeKey:
+        line, col, end_line, end_col = span
+        return kind, line, self.column(line, col), end_line, self.column(end_line, end_col)
+
+
+@dataclass
+class NodeEdit:
+    """What happens to one node: functions of the node (in order), and for a statement,
+    whether it goes and which new statements come before and after it."""
+
+    fns: list[EditFn] = field(default_factory=list)
+    remove: bool = False
+    before: list[cst.BaseStatement] = field(default_factory=list)
+    after: list[cst.BaseStatement] = field(default_factory=list)
+
+
+@dataclass
+class EditSet:
+    edits: dict[NodeKey, NodeEdit] = field(default_factory=dict)
+
+    def at(self, key: NodeKey) -> NodeEdit:
+        return self.edits.setdefault(key, NodeEdit())
+
+    def extend(self, other: "EditSet") -> None:
+        for key, edit in other.edits.items():
+            mine = self.at(key)
+            mine.fns += edit.fns
+            mine.remove |= edit.remove
+            mine.before += edit.before
+            mine.after += edit.after
+
+
+class _Editor(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, edits: EditSet):
+        super().__init__()
+        self.pending = dict(edits.edits)
+        self.carry: list[cst.EmptyLine] = []  # blank lines and comments above a removed statement
+        self.heir: int | None = None  # the statement after it, which inherits them
+
+    def on_visit(self, node) -> bool:
+        if self.carry and self.heir is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.heir = id(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        if self.heir == id(original_node) and isinstance(updated_node, cst.CSTNode):
+            blank_only = all(line.comment is None for line in self.carry)
+            if not (blank_only and updated_node.leading_lines):  # no doubled blank lines
+                updated_node = updated_node.with_changes(leading_lines=[*self.carry, *updated_node.leading_lines])
+            self.carry, self.heir = [], None
+        return self._edit(original_node, updated_node)
+
+    def _edit(self, original_node, updated_node):
+        position = self.get_metadata(PositionProvider, original_node, None)
+        if position is None:
+            return updated_node
+        key = (type(original_node).__name__, position.start.line, position.start.column,
+               position.end.line, position.end.column)
+        edit = self.pending.pop(key, None)
+        if edit is None:
+            return updated_node
+        for fn in edit.fns:
+            updated_node = fn(updated_node)
+        if not (edit.remove or edit.before or edit.after):
+            return updated_node
+        statements = edit.before + ([] if edit.remove else [updated_node]) + edit.after
+        if edit.remove and not statements and updated_node.leading_lines:
+            self.carry, self.heir = list(updated_node.leading_lines), None
+        if not statements:
+            return cst.RemovalSentinel.REMOVE
+        return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+
+def apply_edits(wrapper: MetadataWrapper, edits: EditSet) -> cst.Module:
+    """The module with every edit applied; `Unsafe` if an edit's node is not found or refuses."""
+    editor = _Editor(edits)
+    module = wrapper.visit(editor)
+    if editor.pending:
+        kind, line, col, *_ = next(iter(editor.pending))
+        raise Unsafe(f"no {kind} at line {line}, column {col + 1} to edit")
+    return module
