@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match eval gate timing report bench bench-scale verify-setup verify-harness test-verify test clean
+.PHONY: setup zoo facts match patch verify eval gate timing report bench bench-scale verify-setup verify-harness test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -73,13 +73,24 @@ $(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
 	touch $@
 
+# Patch the zoo once per rule and once with all rules: build/patched/<set>/ and
+# build/patches/<set>/ (one .diff per patched file, patches.tsv: applied and refused matches).
+patch: setup $(ZOO)/modeling_bert.py
+	$(BIN)/python -m evaluation.patch_zoo
+
+# Every patched file run against its original (tiny random models, same weights, eval mode):
+# build/verify/summary.tsv, per rule: patches verified failed not_instantiable not_exercised.
+verify: verify-setup
+	@test -f build/patches/all/patches.tsv || $(MAKE) patch
+	$(VERIFY_VENV)/bin/python -m evaluation.verify.patches
+
 # The verification harness on every zoo model against itself (build/verify/instantiable.tsv):
 # groundwork for `make verify` of patched files.
 verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
 test-verify: verify-setup $(ZOO)/modeling_bert.py
-	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py tests/test_kernels.py
 
 test: setup
 	$(BIN)/python -m pytest -q

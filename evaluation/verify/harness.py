@@ -185,14 +185,14 @@ class _LineWatch:
 
 
 def parse_label(label: str) -> tuple[str, str | None, dict]:
-    """`model[:Class][@key=value]` -> (model, class name, config values)."""
+    """`model[:Class][@key=value[&key=value...]]` -> (model, class name, config values)."""
     import ast as _ast
 
     spec, _, extra = label.partition("@")
     model, _, cls_name = spec.partition(":")
     config = {}
-    if extra:
-        key, _, value = extra.partition("=")
+    for item in filter(None, extra.split("&")):
+        key, _, value = item.partition("=")
         config[key] = _ast.literal_eval(value)
     return model, cls_name or None, config
 

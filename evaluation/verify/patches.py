@@ -27,9 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SUMMARY_COLUMNS = ["rule", "patches", "verified", "failed", "not_instantiable", "not_exercised"]
 # Runs besides each model's default class: heads that hold patched classes, and config
 # values that take the other side of a patched `if`.
+_DPT_HEAD = "dpt:DPTForDepthEstimation@num_hidden_layers=4&backbone_out_indices=[0,1,2,3]"
 EXTRA_RUNS = {
-    "dpt": ["dpt:DPTForDepthEstimation", "dpt:DPTForDepthEstimation@use_batch_norm_in_fusion_residual=True"],
+    "dpt": [_DPT_HEAD, _DPT_HEAD + "&use_batch_norm_in_fusion_residual=True"],  # both sides of `if self.use_batch_norm`
     "bert": ["bert:BertForMaskedLM"],
+    "gpt2": ["gpt2@add_cross_attention=True"],
 }
 _SKIP = ("from ", "import ", "else:", "#")
 

@@ -1,0 +1,68 @@
+"""adopter.kernels (needs torch: run by `make test-verify` in .venv-verify)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from adopter.kernels import FusedConvBatchNorm2d, FusedLinearBatchNorm1d, linear_bias_act, load_renamed  # noqa: E402
+
+
+def _trained_bn(bn):
+    bn.running_mean.uniform_(-1, 1)
+    bn.running_var.uniform_(0.5, 2)
+    bn.weight.data.uniform_(0.5, 2)
+    bn.bias.data.uniform_(-1, 1)
+    return bn
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_fused_conv_batchnorm_computes_bn_of_conv_and_owns_no_parameters(training):
+    torch.manual_seed(0)
+    conv, bn = nn.Conv2d(3, 4, 3, padding=1), _trained_bn(nn.BatchNorm2d(4))
+    fused = FusedConvBatchNorm2d(conv, bn)
+    assert list(fused.state_dict()) == []
+    for m in (conv, bn, fused):
+        m.train(training)
+    x = torch.randn(2, 3, 8, 8)
+    expected = copy.deepcopy(bn)(copy.deepcopy(conv)(x))  # copies: training updates the running stats
+    assert torch.allclose(fused(x), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_linear_batchnorm_folds_2d_inputs():
+    torch.manual_seed(0)
+    linear, bn = nn.Linear(5, 6), _trained_bn(nn.BatchNorm1d(6)).eval()
+    x = torch.randn(4, 5)
+    assert torch.allclose(FusedLinearBatchNorm1d(linear, bn).eval()(x), bn(linear(x)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("act", [nn.GELU(), nn.ReLU(), nn.GELU(approximate="tanh")])
+def test_linear_bias_act_is_act_of_linear(act):
+    torch.manual_seed(0)
+    linear = nn.Linear(5, 6)
+    x = torch.randn(3, 5)
+    assert torch.allclose(linear_bias_act(linear, act, x), act(linear(x)), rtol=1e-5, atol=1e-6)
+
+
+def test_load_renamed_reads_old_keys_strictly():
+    class Old(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(4)
+
+    class New(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fused = nn.Module()
+            self.fused.layer_norm = nn.LayerNorm(4)
+            load_renamed(self, {"norm.weight": "fused.layer_norm.weight", "norm.bias": "fused.layer_norm.bias"})
+
+    old = Old()
+    old.norm.weight.data.fill_(3.0)
+    new = New()
+    new.load_state_dict(old.state_dict(), strict=True)
+    assert torch.equal(new.fused.layer_norm.weight, old.norm.weight)

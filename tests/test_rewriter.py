@@ -1,0 +1,128 @@
+"""The rewriter: golden diffs per rule fixture, idempotence, refusals that leave the source
+untouched, the DPT scope case on the zoo, and `adopter apply`'s modes."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adopter.apply import unified_diff
+from adopter.scan import scan
+from rewriter.patch import patch_source
+from rules.registry import bundled_rule_files, load_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden"
+RULE_IDS = [p.stem for p in bundled_rule_files()]
+
+
+def patch_file(path: Path, rule_ids: list[str] | None = None, name: str | None = None):
+    rules = load_rules(rule_ids)
+    result = scan([str(path)], rules, jobs=1)
+    matches = result.matches
+    return patch_source(name or str(path), path.read_text(), matches, {r.id: r for r in rules})
+
+
+def golden_text(patch) -> str:
+    refused = "".join(f"# not rewritten: line {m.line}: {reason}\n" for m, reason in patch.refused)
+    return unified_diff(patch) + refused
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_golden_diff(rule_id, tmp_path):
+    fixture = ROOT / "rules" / "paper" / f"{rule_id}.py"
+    patch = patch_file(fixture, [rule_id], name=f"rules/paper/{rule_id}.py")
+    expected = GOLDEN / f"{rule_id}.diff"
+    if os.environ.get("ADOPTER_UPDATE_GOLDEN"):
+        expected.write_text(golden_text(patch))
+    assert golden_text(patch) == expected.read_text()
+    ast.parse(patch.patched)
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_applying_twice_changes_nothing(rule_id, tmp_path):
+    fixture = ROOT / "rules" / "paper" / f"{rule_id}.py"
+    once = tmp_path / fixture.name
+    once.write_text(patch_file(fixture, [rule_id]).patched)
+    again = patch_file(once, [rule_id])
+    assert again.patched == once.read_text()
+    assert again.applied == []
+
+
+def test_a_refused_match_leaves_its_code_untouched(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
+                      "    def forward(self, x):\n        return F.softmax(x, dim=1)\n")
+    patch = patch_file(source, ["softmax"])
+    assert [reason for _, reason in patch.refused] == [
+        "softmax over dim=1: the kernel normalises the last dimension (dim=-1) only"]
+    assert patch.patched == source.read_text() and not patch.changed
+
+
+def test_softmax_dtype_becomes_a_cast_of_the_input(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch\nfrom torch import nn\n\n\nclass A(nn.Module):\n    def forward(self, x, y):\n"
+                      "        return nn.functional.softmax(x + y, dim=-1, dtype=torch.float32)\n")
+    patched = patch_file(source, ["softmax"]).patched
+    # `softmax` already names something in the file (an attribute), so the import gets an alias
+    assert "return xformers_softmax((x + y).to(torch.float32))" in patched
+    assert "from xformers.triton.softmax import softmax as xformers_softmax" in patched
+
+
+def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
+    patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
+    tree = ast.parse(patch.patched)
+    layer = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "DPTPreActResidualLayer")
+    forward = next(n for n in layer.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    branches = [n for n in forward.body if isinstance(n, ast.If)]
+    assert [ast.unparse(b.test) for b in branches] == ["self.use_batch_norm"] * 2
+    for index, branch in enumerate(branches, start=1):
+        fused = ast.unparse(branch.body[0])
+        assert fused.startswith("hidden_state = self.fused_conv_batch_norm2d") and "(hidden_state)" in fused
+        assert ast.unparse(branch.orelse[0]) == f"hidden_state = self.convolution{index}(hidden_state)"
+    init = next(n for n in layer.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    guarded = next(n for n in init.body if isinstance(n, ast.If))
+    assert sum("FusedConvBatchNorm2d(self.convolution" in ast.unparse(s) for s in guarded.body) == 2
+
+
+def run_cli(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "adopter.cli", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def test_apply_needs_a_mode(tmp_path):
+    result = run_cli("apply", str(ROOT / "rules" / "paper" / "softmax.py"), cwd=tmp_path)
+    assert result.returncode == 2 and "--diff, --write or --out" in result.stderr
+
+
+def test_apply_write_keeps_a_backup_and_a_second_run_changes_nothing(tmp_path):
+    target = tmp_path / "model.py"
+    original = ("from torch import nn\n\n\nclass SelfOutput(nn.Module):\n    def __init__(self, d):\n"
+                "        super().__init__()\n        self.dense = nn.Linear(d, d)\n        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)\n"
+                "        self.dropout = nn.Dropout(0.1)\n\n    def forward(self, h, r):\n        h = self.dense(h)\n"
+                "        h = self.dropout(h)\n        h = self.LayerNorm(h + r)\n        return h\n")
+    target.write_text(original)
+    first = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--write", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    patched = target.read_text()
+    assert "h = self.fused_dropout_add_layer_norm(h, r)" in patched
+    assert (tmp_path / "model.py.orig").read_text() == original
+    second = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--write", cwd=tmp_path)
+    assert second.returncode == 0 and target.read_text() == patched
+    assert "0 patches in 0 files" in second.stderr
+
+
+def test_apply_diff_and_out_write_nothing_in_place(tmp_path):
+    fixture = ROOT / "rules" / "paper" / "conv_batchnorm.py"
+    before = fixture.read_text()
+    result = run_cli("apply", str(fixture), "--rules", "conv_batchnorm", "--diff", "--out", str(tmp_path / "out"),
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("--- a/") and "+from adopter.kernels import FusedConvBatchNorm2d" in result.stdout
+    assert (tmp_path / "out" / "conv_batchnorm.py").read_text() != before
+    assert fixture.read_text() == before
