@@ -37,7 +37,8 @@ class ApplyReport:
         return [r for p in self.patches for r in p.refused]
 
 
-def _patch_one(job: tuple[str, list[Match], list[Rule]]):
+def patch_file(job: tuple[str, list[Match], list[Rule]]):
+    """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails."""
     from rewriter.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
     path, matches, rules = job
@@ -61,18 +62,19 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
-    if jobs == 1 or len(work) < 4:
-        results: Iterable = map(_patch_one, work)
-    else:
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        results = pool.map(_patch_one, work)
-    if progress is not None:
-        results = progress(results, len(work))
-    for result in results:
-        if isinstance(result, Diagnostic):
-            report.diagnostics.append(result)
-        else:
-            report.patches.append(result)
+    pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs)
+    try:
+        results: Iterable = pool.map(patch_file, work) if pool else map(patch_file, work)
+        if progress is not None:
+            results = progress(results, len(work))
+        for result in results:
+            if isinstance(result, Diagnostic):
+                report.diagnostics.append(result)
+            else:
+                report.patches.append(result)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     report.patches.sort(key=lambda p: p.path)
     return report
 

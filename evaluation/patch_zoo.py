@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.apply import unified_diff
+from adopter.apply import patch_file, unified_diff
+from adopter.diagnostics import Diagnostic
 from adopter.atomic import atomic_write_text
 from adopter.scan import scan
 from rules.registry import load_rules
@@ -30,10 +31,8 @@ COLUMNS = ["file", "class", "line", "rule", "status", "reason"]
 
 
 def _patch(job):
-    from rewriter.patch import patch_source
-
-    name, path, matches, rules = job
-    return name, patch_source(path, Path(path).read_text(encoding="utf-8"), matches, {r.id: r for r in rules})
+    name, *file_job = job
+    return name, patch_file(tuple(file_job))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[dict]] = {}
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for name, patch in pool.map(_patch, jobs, chunksize=4):
+            if isinstance(patch, Diagnostic):
+                print(patch, file=sys.stderr)
+                continue
             stem = Path(patch.path).name
             if patch.changed:
                 atomic_write_text(args.patched / name / stem, patch.patched)

@@ -139,7 +139,7 @@ class _Planner:
             keywords.append((item.position, item.arg.const))
         if not changes_type and not keywords:
             return
-        call = self.ctor_call(var)
+        self.ctor_call(var)  # refuses a construction it cannot edit (inside nn.Sequential, not a call)
         func = self.qualified(target.callee) if changes_type else None
 
         def edit(node: cst.Call) -> cst.Call:
@@ -156,7 +156,6 @@ class _Planner:
             return node.with_changes(func=func or node.func, args=args)
 
         self.plan.edits.at(self.ctx.key("Call", self.ctors[var]["span"])).fns.append(edit)
-        del call
 
     def remove_ctor(self, var: str) -> bool:
         """Remove `self.x = Ctor(...)` when nothing but the match calls `self.x`; False if kept."""

@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import csv
 import difflib
+import io
 import os
 import sys
 from pathlib import Path
 
+from adopter.atomic import atomic_write_text
 from evaluation.verify import harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,13 +125,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write(path: Path, columns: list[str], rows: list[dict]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, delimiter="\t", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: str(row[c]).replace("\t", " ").replace("\n", " ") for c in columns})
-    tmp.replace(path)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: str(row[c]).replace("\t", " ").replace("\n", " ") for c in columns})
+    atomic_write_text(path, text.getvalue())
 
 
 if __name__ == "__main__":
