@@ -92,6 +92,22 @@ def test_changed_constant_is_a_failure_with_a_difference(tmp_path):
     assert "not allclose" in result.reason
 
 
+def test_same_outputs_with_other_gradients_is_a_failure(tmp_path):
+    # eval outputs are unchanged; nothing upstream of the dense layer gets a gradient
+    patched = altered_copy(tmp_path, "bert", "BertSelfOutput",
+                           "hidden_states = self.dense(hidden_states)",
+                           "hidden_states = self.dense(hidden_states.detach()).detach()")
+    result = compare("bert", zoo_file("bert"), patched)
+    assert result.status == "failed", result.reason
+    assert "train mode gradients" in result.reason  # the first parameter upstream of the detach
+
+
+def test_verified_covers_training_gradients():
+    result = compare("bert", zoo_file("bert"), zoo_file("bert"))
+    assert result.status == "verified"
+    assert re.search(r"train: outputs and \d+ gradients allclose", result.reason), result.reason
+
+
 def test_renamed_parameter_is_a_state_dict_failure(tmp_path):
     source = zoo_file("gpt2").read_text()
     changed = re.sub(r"\bself\.c_proj\b", "self.c_proj_renamed", source)

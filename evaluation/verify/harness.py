@@ -44,6 +44,8 @@ from typing import Any
 
 RTOL = 1e-4
 ATOL = 1e-5
+GRAD_RTOL = 1e-3  # gradients sum over the batch and sequence: looser than the outputs
+GRAD_ATOL = 1e-5
 DEFAULT_SEED = 0
 DEFAULT_TIMEOUT = 300
 ZOO = Path(__file__).resolve().parents[2] / "hf_models"
@@ -260,9 +262,83 @@ def compare(model: str, original_path: Path, patched_path: Path, seed: int = DEF
     equal, first, worst, count = compare_outputs(out_a, out_b)
     if count == 0:
         return done("not_instantiable", "forward returned no tensor to compare")
-    if equal:
-        return done("verified", f"{count} tensors allclose (rtol={RTOL}, atol={ATOL})", worst, count)
-    return done("failed", first, worst, count)
+    if not equal:
+        return done("failed", first, worst, count)
+    eval_note = f"eval: {count} tensors allclose (rtol={RTOL}, atol={ATOL})"
+
+    # Training mode, dropout off: same outputs and same gradients for every parameter.
+    try:
+        train_a, train_inputs = tiny.build(model, original, seed, cls_name, config_extra, train=True)
+        weights = {k: v.clone() for k, v in train_a.state_dict().items()}  # before the forward moves BN statistics
+        loss_a = _backward(train_a, train_inputs, seed)
+    except Exception as exc:  # noqa: BLE001 - the original does not train here; eval stands alone
+        return done("verified", f"{eval_note}; train mode not compared (original: {_reason(exc)[:120]})", worst, count)
+    if loss_a is None:
+        return done("verified", f"{eval_note}; train mode not compared (no differentiable output)", worst, count)
+    try:
+        with watch:
+            train_b, _ = tiny.build(model, patched, seed, cls_name, config_extra, train=True)
+            train_b.load_state_dict(weights, strict=True)
+            loss_b = _backward(train_b, train_inputs, seed)
+    except Exception as exc:  # noqa: BLE001
+        return done("failed", f"train mode: patched copy raises: {_reason(exc)}")
+    equal, first, worst_t, _ = compare_outputs(loss_a, loss_b)
+    if not equal:
+        return done("failed", f"train mode outputs: {first}", worst_t, count)
+    try:
+        mapped, _ = tiny.build(model, patched, seed, cls_name, config_extra, train=True)
+        equal, first, grads = compare_gradients(train_a, train_b, mapped)
+    except Exception as exc:  # noqa: BLE001
+        return done("failed", f"train mode: gradients cannot be mapped: {_reason(exc)}")
+    if not equal:
+        return done("failed", f"train mode gradients: {first}", None, count)
+    return done("verified", f"{eval_note}; train: outputs and {grads} gradients allclose "
+                            f"(rtol={GRAD_RTOL}, atol={GRAD_ATOL})", max(worst, worst_t), count)
+
+
+def _backward(net: Any, inputs: dict, seed: int) -> Any:
+    """Run `net` in training mode and back-propagate a fixed random projection of every
+    differentiable output tensor; returns the outputs (None when none is differentiable)."""
+    import torch
+
+    torch.manual_seed(seed)
+    outputs = net(**inputs)
+    gen = torch.Generator().manual_seed(seed)
+    loss = None
+    for _, leaf in flatten_outputs(outputs):
+        if isinstance(leaf, torch.Tensor) and leaf.requires_grad and leaf.is_floating_point():
+            weight = torch.randn(leaf.shape, generator=gen, dtype=leaf.dtype)
+            term = (leaf * weight).sum()
+            loss = term if loss is None else loss + term
+    if loss is None:
+        return None
+    loss.backward()
+    return outputs
+
+
+def compare_gradients(net_a: Any, net_b: Any, mapped: Any) -> tuple[bool, str, int]:
+    """(equal, first difference, parameters compared): every parameter gradient of the
+    patched `net_b` against the original's. Parameter names may differ (a fused kernel
+    may own a moved parameter), so A's gradients are loaded as a state_dict into `mapped`,
+    another instance of B: the patched model's own load hooks map old names to new ones."""
+    import torch
+
+    grads = {}
+    for key, value in net_a.state_dict(keep_vars=True).items():
+        if isinstance(value, torch.nn.Parameter):
+            grads[key] = value.grad if value.grad is not None else torch.zeros_like(value)
+        else:
+            grads[key] = value.detach()
+    mapped.load_state_dict(grads, strict=True)
+    expected = dict(mapped.named_parameters())
+    count = 0
+    for name, param in net_b.named_parameters():
+        want = expected[name].detach()
+        got = param.grad if param.grad is not None else torch.zeros_like(param)
+        count += 1
+        if not torch.allclose(got, want, rtol=GRAD_RTOL, atol=GRAD_ATOL, equal_nan=True):
+            return False, f"{name}: max abs diff {float((got - want).abs().max()):.3g}", count
+    return True, "", count
 
 
 # --------------------------------------------------------------------------- CLI

@@ -430,7 +430,7 @@ _MAIN_INPUTS = ("input_ids", "pixel_values", "input_values", "input_features", "
 
 
 def generic_inputs(config: Any, cls: type, gen: torch.Generator, seq: int = SEQ,
-                   given: dict | None = None) -> dict:
+                   given: dict | None = None, batch: int = BATCH) -> dict:
     """Inputs by `forward` parameter name: the main modality inputs it accepts, and every
     required parameter (or NotInstantiable naming the one no builder knows); `given`
     inputs are taken as they are."""
@@ -445,19 +445,19 @@ def generic_inputs(config: Any, cls: type, gen: torch.Generator, seq: int = SEQ,
         if not required and name not in _MAIN_INPUTS:
             continue
         if name == "input_ids":
-            inputs[name] = ids(text, gen, seq)
+            inputs[name] = ids(text, gen, seq, batch)
         elif name == "decoder_input_ids":
-            inputs[name] = ids(_sub(config, "decoder"), gen, seq)
+            inputs[name] = ids(_sub(config, "decoder"), gen, seq, batch)
         elif name == "pixel_values":
             frames = getattr(vision, "num_frames", None)  # video models: (batch, frames, C, H, W)
-            inputs[name] = pixels(vision, gen, frames=frames if _is_int(frames) else None)
+            inputs[name] = pixels(vision, gen, batch, frames=frames if _is_int(frames) else None)
         elif name == "input_values":
-            inputs[name] = torch.randn(BATCH, AUDIO_SAMPLES, generator=gen)
+            inputs[name] = torch.randn(batch, AUDIO_SAMPLES, generator=gen)
         elif name == "input_features":
             bins = getattr(config, "num_mel_bins", None) or 80
-            inputs[name] = torch.randn(BATCH, bins, 2 * getattr(config, "max_source_positions", 16), generator=gen)
+            inputs[name] = torch.randn(batch, bins, 2 * getattr(config, "max_source_positions", 16), generator=gen)
         elif name == "bbox":
-            inputs[name] = _bbox(gen, seq)
+            inputs[name] = _bbox(gen, seq, batch)
         elif required:
             raise NotInstantiable(f"{cls.__name__}.forward needs `{name}` and no input builder knows it")
     if not inputs:
@@ -492,13 +492,17 @@ _REQUIRES = re.compile(r"requires the ([\w.-]+) library", re.I)
 
 
 def build(model: str, module: types.ModuleType, seed: int = 0,
-          cls_name: str | None = None, config_extra: dict | None = None) -> tuple[torch.nn.Module, dict]:
+          cls_name: str | None = None, config_extra: dict | None = None,
+          train: bool = False) -> tuple[torch.nn.Module, dict]:
     """(tiny random model in eval mode, inputs) for `model` from the loaded `module`;
     `cls_name` picks another class of the file (e.g. `BertForMaskedLM`, to run a head
     that the base model does not contain); `config_extra` sets config values (dotted keys)
-    after shrinking, e.g. to take the other side of an `if config.x:`."""
+    after shrinking, e.g. to take the other side of an `if config.x:`. With `train` the
+    model is in training mode with every dropout-like probability set to zero."""
     cls = model_class(model, module, cls_name)
     config = tiny_config(model, module, cls)
+    if train:
+        _zero_random_config(config)
     for key, value in (config_extra or {}).items():
         _set_dotted(config, key, value)
     torch.manual_seed(seed)
@@ -508,8 +512,53 @@ def build(model: str, module: types.ModuleType, seed: int = 0,
         found = _REQUIRES.search(str(exc))
         what = found.group(1) if found else str(exc).strip().splitlines()[0]
         raise NotInstantiable(f"{cls.__name__} needs {what}, which is not installed") from exc
-    net.eval()
+    if train:
+        _zero_dropout_modules(net)
+        net.train()
+    else:
+        net.eval()
+    if not issubclass(cls, PreTrainedModel):
+        return net, layer_inputs(net, config, cls, seed)
     return net, example_inputs(model, config, module, cls, seed)
+
+
+def layer_inputs(net: torch.nn.Module, config: Any, cls: type, seed: int = 0) -> dict:
+    """Random (batch, seq, width) tensors for a layer built alone (`cls(config)`): the first
+    `forward` parameter is as wide as the layer's first Linear/LayerNorm input, the
+    other required ones (residual inputs) as wide as the hidden size."""
+    params = [p for n, p in inspect.signature(cls.forward).parameters.items() if n != "self"]
+    required = [p for p in params if p.default is inspect.Parameter.empty
+                and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    hidden = next((getattr(config, n) for n in ("hidden_size", "d_model", "dim") if _is_int(getattr(config, n, None))), None)
+    first = next((m for m in net.modules() if isinstance(m, (torch.nn.Linear, torch.nn.LayerNorm))), None)
+    if not required or hidden is None or first is None:
+        raise NotInstantiable(f"{cls.__name__} alone: no tensor inputs to build for {[p.name for p in params]}")
+    width = first.in_features if isinstance(first, torch.nn.Linear) else first.normalized_shape[-1]
+    gen = torch.Generator().manual_seed(seed)
+    return {p.name: torch.randn(BATCH, SEQ, width if i == 0 else hidden, generator=gen)
+            for i, p in enumerate(required)}
+
+
+# Config values that make training mode random: dropout, drop-path, layer-drop, router
+# jitter, SpecAugment masking.
+_RANDOM_CONFIG = re.compile(r"drop|jitter|mask_time_prob|mask_feature_prob", re.I)
+
+
+def _zero_random_config(config: Any) -> None:
+    for key, value in list(vars(config).items()):
+        if isinstance(value, PretrainedConfig):
+            _zero_random_config(value)
+        elif isinstance(value, float) and _RANDOM_CONFIG.search(key):
+            setattr(config, key, 0.0)
+
+
+def _zero_dropout_modules(net: torch.nn.Module) -> None:
+    """Dropout probabilities written as literals in the code (not read from the config)."""
+    for module in net.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+            module.p = 0.0
+        if isinstance(getattr(module, "drop_prob", None), float):  # DropPath
+            module.drop_prob = 0.0
 
 
 # --------------------------------------------------------------------------- the table
