@@ -37,11 +37,12 @@ class ApplyReport:
         return [r for p in self.patches for r in p.refused]
 
 
-def patch_file(job: tuple[str, list[Match], list[Rule]]):
-    """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails."""
+def patch_file(job: tuple):
+    """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails.
+    `job` is (path, matches, rules[, kernel set])."""
     from rewriter.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
-    path, matches, rules = job
+    path, matches, rules, *kernels = job
     data, problem = read_bytes(Path(path))
     if problem:
         return problem
@@ -49,18 +50,18 @@ def patch_file(job: tuple[str, list[Match], list[Rule]]):
     if problem:
         return problem
     try:
-        return patch_source(path, text, matches, {r.id: r for r in rules})
+        return patch_source(path, text, matches, {r.id: r for r in rules}, *kernels)
     except Exception as error:  # a rewriter bug must not stop the other files
         return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
 
 
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
-                 cache_dir: Path | None = DEFAULT_CACHE) -> ApplyReport:
+                 cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "paper") -> ApplyReport:
     """Scan `paths` and compute every file's patch, in memory."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
-    work = [(f.path, f.matches, rules) for f in scanned.files if f.matches]
+    work = [(f.path, f.matches, rules, kernels) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
     pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs)
     try:

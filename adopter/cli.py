@@ -184,17 +184,24 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
           backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/.")):
+          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/."),
+          kernels: str = typer.Option("paper", "--kernels", "-k",
+                                      help="Kernel set: `paper` (epoi/xFormers, as the paper) or `torch` (PyTorch only).")):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
     from adopter.apply import output_name, plan_patches, unified_diff, write_in_place
 
     if not (diff or write or out or patches):
         _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
+    from rewriter.kernel_sets import KERNEL_SETS
+
+    if kernels not in KERNEL_SETS:
+        _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))
     try:
         chosen = load_rules(rules or None)
     except AdopterError as error:
         _fail(error)
-    report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=None if no_cache else CACHE_DIR)
+    report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"),
+                          cache_dir=None if no_cache else CACHE_DIR, kernels=kernels)
     for diagnostic in report.diagnostics:
         _report(diagnostic)
     for match, reason in report.refused:
@@ -213,6 +220,23 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     err.print(f"{report.applied} patches in {len(changed)} files, {len(report.refused)} matches not rewritten, "
               f"{report.failed} files failed", highlight=False)
     raise typer.Exit(1 if report.failed else 0)
+
+
+@app.command()
+def verify(sets: Optional[str] = typer.Option(None, "--sets", help="Comma-separated rule ids (default: every rule, then all)."),
+           python: Path = typer.Option(Path(".venv-verify/bin/python"), "--python",
+                                       help="Interpreter with torch and transformers==4.34.0 (`make verify-setup`).")):
+    """Run every patched zoo file (from `make patch`) against its original, in eval and
+    training mode: build/verify/<rule>.tsv per patch and build/verify/summary.tsv."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    interpreter = python if python.is_absolute() else root / python
+    if not interpreter.is_file():
+        _fail(AdopterError(Diagnostic("verify", str(interpreter), None,
+                                      "no verification interpreter: run `make verify-setup` or pass --python")))
+    command = [str(interpreter), "-m", "evaluation.verify.patches"] + (["--sets", sets] if sets else [])
+    raise typer.Exit(subprocess.call(command, cwd=root))
 
 
 rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)

@@ -4,9 +4,10 @@ Imported only by patched models, never by the CLI, so it may import torch. Each 
 module *refers* to the layers it fuses instead of owning copies of their parameters:
 the layers stay where they were, the `state_dict` keeps its keys, and `.to()`,
 `deepcopy` and weight initialisation see the same parameters as before. When the
-fusion does not hold at run time (training mode, another activation, an input shape
-the folding does not cover), the module runs the original layers, so the function is
-always the original one.
+fusion does not hold at run time (training mode, gradients enabled, another
+activation, an input shape the folding does not cover), the module runs the original
+layers, so the function is always the original one. Folded weights are cached and
+recomputed when any of the layers' tensors changes.
 """
 
 from __future__ import annotations
@@ -22,19 +23,42 @@ def _can_fold(bn: nn.Module, kind: type) -> bool:
             and bn.running_mean is not None and bn.running_var is not None)
 
 
+def _versions(*tensors) -> tuple:
+    """Identity and in-place version of each tensor: any change to the weights (a load,
+    an optimizer step, `.to()`) changes this key, so folded weights are recomputed."""
+    return tuple((id(t), t._version, t.device, t.dtype) if t is not None else None for t in tensors)
+
+
+class _Folded:
+    """Folded weights, reused while the layers' tensors are unchanged (eval-mode inference)."""
+
+    def __init__(self):
+        self.key, self.value = None, None
+
+    def get(self, tensors: tuple, fold):
+        key = _versions(*tensors)
+        if key != self.key:
+            with torch.no_grad():
+                self.value = fold()
+            self.key = key
+        return self.value
+
+
 class FusedConvBatchNorm2d(nn.Module):
     """`bn(conv(x))`, one convolution with the norm folded into its weights in eval mode."""
 
     def __init__(self, conv: nn.Module, bn: nn.Module):
         super().__init__()
         self._layers = (conv, bn)  # a tuple is not registered: the parameters stay with the layers
+        self._folded = _Folded()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         conv, bn = self._layers
-        if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)):
-            return bn(conv(x))
-        weight, bias = fuse_conv_bn_weights(conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.eps,
-                                            bn.weight, bn.bias)
+        if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)) or torch.is_grad_enabled():
+            return bn(conv(x))  # training, or gradients wanted: the layers as they are
+        tensors = (conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.weight, bn.bias)
+        weight, bias = self._folded.get(tensors, lambda: fuse_conv_bn_weights(
+            conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias))
         return conv._conv_forward(x, weight, bias)
 
 
@@ -44,13 +68,16 @@ class FusedLinearBatchNorm1d(nn.Module):
     def __init__(self, linear: nn.Module, bn: nn.Module):
         super().__init__()
         self._layers = (linear, bn)
+        self._folded = _Folded()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         linear, bn = self._layers
-        if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2):
+        if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2) \
+                or torch.is_grad_enabled():
             return bn(linear(x))
-        weight, bias = fuse_linear_bn_weights(linear.weight, linear.bias, bn.running_mean, bn.running_var, bn.eps,
-                                              bn.weight, bn.bias)
+        tensors = (linear.weight, linear.bias, bn.running_mean, bn.running_var, bn.weight, bn.bias)
+        weight, bias = self._folded.get(tensors, lambda: fuse_linear_bn_weights(
+            linear.weight, linear.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias))
         return F.linear(x, weight, bias)
 
 
@@ -87,3 +114,26 @@ def load_renamed(module: nn.Module, renames: dict[str, str]) -> None:
                 state_dict[prefix + new] = state_dict.pop(prefix + old)
 
     module._register_load_state_dict_pre_hook(hook)
+
+
+def softmax_last_dim(x: torch.Tensor) -> torch.Tensor:
+    """The `torch` kernel set's stand-in for xFormers' Triton softmax (same call: the last
+    dimension): PyTorch's own softmax kernel, which is what eager code already runs."""
+    return torch.softmax(x, dim=-1)
+
+
+class DropoutAddLayerNorm(nn.Module):
+    """`layer_norm(dropout(x) + residual)` with epoi's `FusedDropoutAddLayerNorm` API (the
+    parameters live in `self.layer_norm`), written as one expression that
+    `torch.compile` fuses into a single kernel; without dropout it skips the dropout op."""
+
+    def __init__(self, size, dropout_prob: float, eps: float = 1e-5):
+        super().__init__()
+        self.layer_norm = nn.LayerNorm(size, eps=eps)
+        self.dropout_prob = dropout_prob
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        if self.training and self.dropout_prob > 0:
+            x = F.dropout(x, self.dropout_prob, training=True)
+        norm = self.layer_norm
+        return F.layer_norm(x + residual, norm.normalized_shape, norm.weight, norm.bias, norm.eps)

@@ -1,7 +1,9 @@
 """`make patch`: patch the zoo once per rule (so each patch can be verified on its own) and
 once with all rules.
 
-Writes, for each `<set>` (a rule id, or `all`):
+With `--kernels torch` the targets are the PyTorch-only kernels (rewriter/kernel_sets.py)
+and the folders are build/patched-torch/ and build/patches-torch/; `--models bert,gpt2`
+patches only those zoo files. Writes, for each `<set>` (a rule id, or `all`):
   build/patched/<set>/modeling_<m>.py   patched copies of the files that changed
   build/patches/<set>/modeling_<m>.diff one unified diff per patched file
   build/patches/<set>/patches.tsv       every match: file class line rule status reason
@@ -24,6 +26,7 @@ from adopter.apply import patch_file, unified_diff
 from adopter.diagnostics import Diagnostic
 from adopter.atomic import atomic_write_text
 from adopter.scan import scan
+from rewriter.kernel_sets import KERNEL_SETS
 from rules.registry import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,22 +41,28 @@ def _patch(job):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zoo", type=Path, default=ROOT / "hf_models")
-    parser.add_argument("--patched", type=Path, default=ROOT / "build" / "patched")
-    parser.add_argument("--patches", type=Path, default=ROOT / "build" / "patches")
+    parser.add_argument("--kernels", default="paper", choices=sorted(KERNEL_SETS))
+    parser.add_argument("--models", help="comma-separated zoo models (default: the whole zoo)")
+    parser.add_argument("--patched", type=Path, help="default build/patched[-<kernels>]")
+    parser.add_argument("--patches", type=Path, help="default build/patches[-<kernels>]")
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args(argv)
+    suffix = "" if args.kernels == "paper" else f"-{args.kernels}"
+    args.patched = args.patched or ROOT / "build" / f"patched{suffix}"
+    args.patches = args.patches or ROOT / "build" / f"patches{suffix}"
     start = time.perf_counter()
     rules = load_rules()
-    scanned = scan([str(args.zoo)], rules, jobs=args.jobs)
+    targets = [str(args.zoo / f"modeling_{m}.py") for m in args.models.split(",")] if args.models else [str(args.zoo)]
+    scanned = scan(targets, rules, jobs=args.jobs)
     jobs = []
     for analysed in scanned.files:
         matches = analysed.matches or []
         for rule in rules:
             mine = [m for m in matches if m.rule == rule.id]
             if mine:
-                jobs.append((rule.id, analysed.path, mine, rules))
+                jobs.append((rule.id, analysed.path, mine, rules, args.kernels))
         if matches:
-            jobs.append(("all", analysed.path, matches, rules))
+            jobs.append(("all", analysed.path, matches, rules, args.kernels))
     jobs.sort(key=lambda job: -Path(job[1]).stat().st_size)
     for folder in (args.patched, args.patches):
         shutil.rmtree(folder, ignore_errors=True)
@@ -79,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(args.patches / name / "patches.tsv", frame.to_csv(sep="\t", index=False))
         counts = frame["status"].value_counts()
         print(f"{name:20s} {counts.get('applied', 0):7d} {counts.get('refused', 0):7d}")
-    print(f"{len(jobs)} file patches in {time.perf_counter() - start:.1f} s; build/patched/, build/patches/")
+    print(f"{len(jobs)} file patches in {time.perf_counter() - start:.1f} s; {args.patched}, {args.patches}")
     return 0
 
 

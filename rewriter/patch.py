@@ -14,6 +14,7 @@ import libcst as cst
 
 from adopter.scan import Match
 from rewriter.context import FileContext
+from rewriter.kernel_sets import PAPER
 from rewriter.plan import Namer, Plan, plan_match
 from rewriter.spans import EditSet, Unsafe, apply_edits
 from rules.dsl import Rule
@@ -32,7 +33,8 @@ class FilePatch:
         return self.patched != self.original
 
 
-def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, Rule]) -> FilePatch:
+def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, Rule],
+                 kernels: str = PAPER) -> FilePatch:
     result = FilePatch(path, source, source)
     if not matches:
         return result
@@ -41,7 +43,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     planned: list[tuple[Match, Plan]] = []
     for match in matches:
         try:
-            plan = plan_match(match, rules[match.rule], ctx, namer)
+            plan = plan_match(match, rules[match.rule], ctx, namer, kernels)
         except Unsafe as reason:
             result.refused.append((match, str(reason)))
             continue

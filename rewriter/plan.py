@@ -27,6 +27,7 @@ import libcst as cst
 
 from adopter.scan import Match
 from rewriter.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
+from rewriter.kernel_sets import PAPER, kernel_for
 from rewriter.context import FileContext
 from rewriter.spans import EditSet, Unsafe
 from rules.dsl import Input, PatternNode, Rule
@@ -69,18 +70,18 @@ def snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer) -> Plan:
+def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str = PAPER) -> Plan:
     if rule.detect_only:
         raise Unsafe("the rule is detect-only")
-    planner = _Planner(match, rule, ctx, namer)
+    planner = _Planner(match, rule, ctx, namer, kernels)
     planner.init_part()
     planner.forward_part()
     return planner.plan
 
 
 class _Planner:
-    def __init__(self, match: Match, rule: Rule, ctx: FileContext, namer: Namer):
-        self.match, self.rule, self.ctx, self.namer = match, rule, ctx, namer
+    def __init__(self, match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str):
+        self.match, self.rule, self.ctx, self.namer, self.kernels = match, rule, ctx, namer, kernels
         self.plan = Plan()
         self.ctors = {c["var"]: c for c in match.ctors}
         self.source_type = {p.output: p.callee for p in rule.init_source}
@@ -88,6 +89,7 @@ class _Planner:
 
     # --- names -----------------------------------------------------------------
     def qualified(self, qname: str) -> cst.BaseExpression:
+        qname = kernel_for(qname, self.kernels)
         self.plan.imports.add(qname)
         return cst.Name(self.namer.imported(qname))
 

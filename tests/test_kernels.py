@@ -9,7 +9,14 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from adopter.kernels import FusedConvBatchNorm2d, FusedLinearBatchNorm1d, linear_bias_act, load_renamed  # noqa: E402
+from adopter.kernels import (  # noqa: E402
+    DropoutAddLayerNorm,
+    FusedConvBatchNorm2d,
+    FusedLinearBatchNorm1d,
+    linear_bias_act,
+    load_renamed,
+    softmax_last_dim,
+)
 
 
 def _trained_bn(bn):
@@ -31,6 +38,30 @@ def test_fused_conv_batchnorm_computes_bn_of_conv_and_owns_no_parameters(trainin
     x = torch.randn(2, 3, 8, 8)
     expected = copy.deepcopy(bn)(copy.deepcopy(conv)(x))  # copies: training updates the running stats
     assert torch.allclose(fused(x), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_folded_weights_are_reused_and_refreshed_when_the_layers_change():
+    torch.manual_seed(0)
+    conv, bn = nn.Conv2d(3, 4, 3, padding=1).eval(), _trained_bn(nn.BatchNorm2d(4)).eval()
+    fused = FusedConvBatchNorm2d(conv, bn).eval()
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        first = fused(x)
+        assert fused._folded.key is not None
+        assert torch.allclose(first, bn(conv(x)), rtol=1e-4, atol=1e-5)
+        conv.weight.mul_(2)  # an in-place change (as load_state_dict or an optimizer makes)
+        assert torch.allclose(fused(x), bn(conv(x)), rtol=1e-4, atol=1e-5)
+        assert not torch.allclose(fused(x), first)
+
+
+def test_torch_set_stand_ins_compute_the_paper_kernels_functions():
+    torch.manual_seed(0)
+    x, r = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
+    assert torch.equal(softmax_last_dim(x), torch.softmax(x, dim=-1))
+    module = DropoutAddLayerNorm(8, 0.1, eps=1e-6).eval()
+    expected = nn.functional.layer_norm(x + r, (8,), module.layer_norm.weight, module.layer_norm.bias, 1e-6)
+    assert torch.allclose(module(x, r), expected)
+    assert sorted(module.state_dict()) == ["layer_norm.bias", "layer_norm.weight"]
 
 
 def test_fused_linear_batchnorm_folds_2d_inputs():
