@@ -20,6 +20,7 @@ constructed object); the CST is only read at the reported positions.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -274,9 +275,12 @@ class _Planner:
                     external.setdefault(item.arg.var, (i, item.position))
         last_line = self.ctx.statement_line(last["stmt"], "the last node's statement")
         moved: list[cst.SimpleStatementLine] = []
+        spans = [site["span"] for site in sites]
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
-            if _inside(site["span"], last["span"]):
-                kind = {"layer": "Call", "binary": "BinaryOperation"}.get(s.kind)
+            # Nested in another matched node (the last, or a folded statement's value,
+            # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
+            if any(_inside(site["span"], other) for other in spans):
+                kind = _CST_KIND.get(s.kind)
                 if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site["span"])) is None:
                     raise Unsafe(f"node {i + 1} of the match is not a call or a binary operation")
                 self.plan.edits.at(self.ctx.key(kind, site["span"])).fns.append(_capturer(i, s, captured))
@@ -296,7 +300,7 @@ class _Planner:
         func = self.callee(target.callee)
         last_pattern, n = source[-1], len(source) - 1
 
-        def replace(node: cst.Call) -> cst.Call:
+        def replace(node: cst.Call | cst.BinaryOperation) -> cst.Call:
             _capture(n, last_pattern, node, captured)
             args = []
             for item in target.inputs:
@@ -309,11 +313,18 @@ class _Planner:
                     value = captured[external[var]]
                 else:
                     value = cst.parse_expression(item.arg.const or item.arg.code)
-                keyword = None if isinstance(item.position, int) else cst.Name(item.position)
-                args.append(cst.Arg(value, keyword=keyword))
+                if isinstance(item.position, int):
+                    args.append(cst.Arg(value))
+                else:
+                    args.append(cst.Arg(value, keyword=cst.Name(item.position), equal=_TIGHT_EQUAL))
+            if isinstance(node, cst.BinaryOperation):  # a call needs no parentheses of its own
+                return cst.Call(func=func, args=args)
             return cst.Call(func=func, args=args, lpar=node.lpar, rpar=node.rpar)
 
-        self.plan.edits.at(self.ctx.key("Call", last["span"])).fns.append(replace)
+        last_kind = _CST_KIND.get(last_pattern.kind)
+        if last_kind is None or self.ctx.nodes.get(self.ctx.key(last_kind, last["span"])) is None:
+            raise Unsafe("the last node of the match is not a call or a binary operation")
+        self.plan.edits.at(self.ctx.key(last_kind, last["span"])).fns.append(replace)
 
     def check_adjacent(self, lines: list[cst.SimpleStatementLine]) -> None:
         """Each folded statement comes straight before the next; the last may be the first
@@ -353,6 +364,12 @@ class _Planner:
         self.plan.edits.at(self.ctx.key_of[id(if_node)]).fns.append(edit)
 
 
+# The libcst node of each kind of pattern node, and the prefix of tensor-method node types.
+_CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
+TENSOR_METHOD = "torch.Tensor."
+_TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
 def _inside(inner, outer) -> bool:
     return tuple(outer[:2]) <= tuple(inner[:2]) and tuple(inner[2:]) <= tuple(outer[2:]) and inner != outer
 
@@ -362,14 +379,21 @@ def _line(ctx: FileContext, node: cst.CSTNode) -> int:
 
 
 def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:
+    method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
     for item in pattern.inputs:
-        captured[(i, item.position)] = _input(node, item)
+        captured[(i, item.position)] = _input(node, item, method)
 
 
-def _input(node: cst.CSTNode, item: Input) -> cst.BaseExpression:
+def _input(node: cst.CSTNode, item: Input, method: bool = False) -> cst.BaseExpression:
     if isinstance(node, cst.BinaryOperation):
         return node.left if item.position == 0 else node.right
     assert isinstance(node, cst.Call)
+    if method and isinstance(item.position, int):  # `x.pow(2)` is `torch.Tensor.pow(x, 2)`
+        if not isinstance(node.func, cst.Attribute):
+            raise Unsafe(f"`{code(node)}` is not a method call")
+        if item.position == 0:
+            return node.func.value
+        item = dataclasses.replace(item, position=item.position - 1)
     if isinstance(item.position, str):
         for a in node.args:
             if a.keyword is not None and a.keyword.value == item.position:
