@@ -137,3 +137,12 @@ class DropoutAddLayerNorm(nn.Module):
             x = F.dropout(x, self.dropout_prob, training=True)
         norm = self.layer_norm
         return F.layer_norm(x + residual, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
+
+
+def rms_normalize(x: torch.Tensor, eps: float, upcast: bool = False) -> torch.Tensor:
+    """`x * rsqrt(mean(x.float() ** 2, -1, keepdim=True) + eps)`, the normalising half of a
+    hand-written RMSNorm (the weight and the cast back stay in the caller), as PyTorch's
+    single `rms_norm` kernel over the last dimension, computed in float32. The result is
+    float32 with `upcast` (the original multiplies `x` by a float32 factor), else `x`'s dtype."""
+    out = F.rms_norm(x.float(), (x.shape[-1],), eps=eps)
+    return out if upcast else out.to(x.dtype)

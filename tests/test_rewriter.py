@@ -18,7 +18,8 @@ from rules.registry import bundled_rule_files, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
-RULE_IDS = [p.stem for p in bundled_rule_files()]
+FIXTURES = {p.stem: p.with_suffix(".py") for p in bundled_rule_files()}  # rules/<pack>/<id>.py
+RULE_IDS = sorted(FIXTURES)
 
 
 def patch_file(path: Path, rule_ids: list[str] | None = None, name: str | None = None):
@@ -35,8 +36,8 @@ def golden_text(patch) -> str:
 
 @pytest.mark.parametrize("rule_id", RULE_IDS)
 def test_golden_diff(rule_id, tmp_path):
-    fixture = ROOT / "rules" / "paper" / f"{rule_id}.py"
-    patch = patch_file(fixture, [rule_id], name=f"rules/paper/{rule_id}.py")
+    fixture = FIXTURES[rule_id]
+    patch = patch_file(fixture, [rule_id], name=str(fixture.relative_to(ROOT)))
     expected = GOLDEN / f"{rule_id}.diff"
     if os.environ.get("ADOPTER_UPDATE_GOLDEN"):
         expected.write_text(golden_text(patch))
@@ -46,7 +47,7 @@ def test_golden_diff(rule_id, tmp_path):
 
 @pytest.mark.parametrize("rule_id", RULE_IDS)
 def test_applying_twice_changes_nothing(rule_id, tmp_path):
-    fixture = ROOT / "rules" / "paper" / f"{rule_id}.py"
+    fixture = FIXTURES[rule_id]
     once = tmp_path / fixture.name
     once.write_text(patch_file(fixture, [rule_id]).patched)
     again = patch_file(once, [rule_id])

@@ -81,7 +81,7 @@ SAMPLE = ["bert", "dpt", "groupvit", "gpt2", "t5", "gpt_neo", "clap", "efficient
 
 def test_zoo_sample_matches_the_ground_truth_exactly(zoo):
     files = [str(zoo / f"modeling_{m}.py") for m in SAMPLE]
-    result = scan(files, load_rules(), jobs=1)
+    result = scan(files, load_rules(["paper"]), jobs=1)  # the ground truth covers the paper's rules
     assert result.failed == 0
     ours = {(model_of(m.file), m.rule, m.class_, m.line) for m in result.matches}
     truth = pd.read_csv(GROUNDTRUTH, sep="\t", keep_default_na=False)
@@ -108,3 +108,9 @@ def test_a_changed_file_is_reanalysed_and_its_neighbours_are_not(tmp_path):
     (tmp_path / "b.py").write_text(CODE.replace("dim=-1", "dim=1"))
     again = scan([str(tmp_path)], load_rules(["softmax"]), jobs=1, cache_dir=cache)
     assert [f.cached for f in again.files] == [True, False]
+
+
+def test_modern_rules_find_every_hand_written_rms_norm_of_the_sample(zoo):
+    result = scan([str(zoo / f"modeling_{m}.py") for m in ("t5", "llama", "bert")], load_rules(["modern"]), jobs=1)
+    found = {(model_of(m.file), m.rule, m.class_) for m in result.matches}
+    assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm")}
