@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match patch verify eval gate timing report bench bench-scale verify-setup verify-harness test-verify test clean
+.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-scale bench-models bench-gpu verify-setup verify-harness test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -78,11 +78,36 @@ $(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
 patch: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.patch_zoo
 
+# The same with the `torch` kernel set (targets that run with PyTorch alone, rewriter/kernel_sets.py):
+# build/patched-torch/<set>/, build/patches-torch/<set>/.
+patch-torch: setup $(ZOO)/modeling_bert.py
+	$(BIN)/python -m evaluation.patch_zoo --kernels torch
+
 # Every patched file run against its original (tiny random models, same weights, eval mode):
 # build/verify/summary.tsv, per rule: patches verified failed not_instantiable not_exercised.
 verify: verify-setup
 	@test -f build/patches/all/patches.tsv || $(MAKE) patch
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.patches
+
+verify-torch: verify-setup
+	@test -f build/patches-torch/all/patches.tsv || $(MAKE) patch-torch
+	$(VERIFY_VENV)/bin/python -m evaluation.verify.patches --patched build/patched-torch --patches build/patches-torch --out build/verify-torch
+
+# What the `torch` kernel set buys on the paper's nine models: training throughput, peak
+# memory and inference latency per variant (vanilla, each rule, all rules, torch.compile),
+# small sizes on CPU (build/bench/models.tsv) or base sizes on CUDA (models_gpu.tsv).
+BENCH_MODELS := bert,roberta,albert,distilbert,gpt2,gpt_neo,t5,groupvit,resnet
+BENCH_PYTHON ?= $(VERIFY_VENV)/bin/python
+
+build/patched-torch/all/modeling_bert.py:
+	$(BIN)/python -m evaluation.patch_zoo --kernels torch --models $(BENCH_MODELS)
+
+bench-models: verify-setup build/patched-torch/all/modeling_bert.py
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu
+
+# On a machine without CUDA this says so and exits 0.
+bench-gpu: verify-setup build/patched-torch/all/modeling_bert.py
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda
 
 # The verification harness on every zoo model against itself (build/verify/instantiable.tsv):
 # groundwork for `make verify` of patched files.
@@ -90,7 +115,7 @@ verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
 test-verify: verify-setup $(ZOO)/modeling_bert.py
-	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py tests/test_kernels.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py tests/test_kernels.py tests/test_kernels_attention.py
 
 test: setup
 	$(BIN)/python -m pytest -q

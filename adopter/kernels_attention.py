@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from transformers.models.bert.modeling_bert import BertSelfAttention
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+from transformers.models.t5.modeling_t5 import T5Attention
 
 
 def _heads(x: torch.Tensor, n: int) -> torch.Tensor:
@@ -64,3 +65,38 @@ class GPT2AttentionSDPA(GPT2Attention):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask + attention_mask, dropout_p=p)
         out = self.resid_dropout(self.c_proj(_merge(out, hidden_states, self.embed_dim)))
         return (out, None)
+
+
+class T5AttentionSDPA(T5Attention):
+    """T5's attention (self or cross, with or without the relative position bias) on SDPA:
+    T5 does not scale the scores (`scale=1.0`) and adds the position bias, mask included,
+    to them, which is SDPA's additive `attn_mask`. A key/value cache, a head mask, pruned
+    heads or a request for the probabilities run the original code."""
+
+    def __init__(self, config, has_relative_attention_bias=False, **_ignored):
+        super().__init__(config, has_relative_attention_bias=has_relative_attention_bias)
+
+    def forward(self, hidden_states, mask=None, key_value_states=None, position_bias=None, past_key_value=None,
+                layer_head_mask=None, query_length=None, use_cache=False, output_attentions=False):
+        plain = (past_key_value is None and layer_head_mask is None and not output_attentions
+                 and not self.pruned_heads and not (self.is_decoder and use_cache))
+        if not plain:
+            return super().forward(hidden_states, mask, key_value_states, position_bias, past_key_value,
+                                   layer_head_mask, query_length, use_cache, output_attentions)
+        source = hidden_states if key_value_states is None else key_value_states
+        q = _heads(self.q(hidden_states), self.n_heads)
+        k, v = (_heads(f(source), self.n_heads) for f in (self.k, self.v))
+        if position_bias is None:
+            length, key_length = hidden_states.shape[1], source.shape[1]
+            if self.has_relative_attention_bias:
+                position_bias = self.compute_bias(length, key_length, device=q.device)
+            else:
+                position_bias = torch.zeros((1, self.n_heads, length, key_length), device=q.device, dtype=q.dtype)
+                if self.gradient_checkpointing and self.training:
+                    position_bias.requires_grad = True
+            if mask is not None:
+                position_bias = position_bias + mask
+        p = self.dropout if self.training else 0.0
+        bias = position_bias.to(q.dtype)  # SDPA takes a mask of the query's dtype (bf16 under autocast)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p, scale=1.0)
+        return (self.o(_merge(out, hidden_states, self.inner_dim)), None, position_bias)

@@ -22,7 +22,7 @@ KERNEL_SETS: dict[str, dict[str, str | None]] = {
         "epoi.ops.torchscript_ops.FusedDropoutAddLayerNorm": "adopter.kernels.DropoutAddLayerNorm",
         "epoi.ops.xformers_attn.BertSelfAttentionWithXF": "adopter.kernels_attention.BertSelfAttentionSDPA",
         "epoi.ops.xformers_attn.GPT2AttentionWithXF": "adopter.kernels_attention.GPT2AttentionSDPA",
-        "epoi.ops.xformers_attn.T5Attention": None,  # T5's relative position bias: no SDPA module yet
+        "epoi.ops.xformers_attn.T5Attention": "adopter.kernels_attention.T5AttentionSDPA",
     },
 }
 
