@@ -57,8 +57,9 @@ def patch_file(job: tuple):
 
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
-                 cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "paper") -> ApplyReport:
-    """Scan `paths` and compute every file's patch, in memory."""
+                 cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default") -> ApplyReport:
+    """Scan `paths` and compute every file's patch, in memory, with the kernel set `kernels`
+    (rewriter/kernel_sets.py)."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels) for f in scanned.files if f.matches]

@@ -185,8 +185,9 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/."),
-          kernels: str = typer.Option("paper", "--kernels", "-k",
-                                      help="Kernel set: `paper` (epoi/xFormers, as the paper) or `torch` (PyTorch only).")):
+          kernels: str = typer.Option("default", "--kernels", "-k",
+                                      help="Kernel set: `default` (PyTorch kernels measured to help), `torch` "
+                                           "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper).")):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
     from adopter.apply import output_name, plan_patches, unified_diff, write_in_place
 

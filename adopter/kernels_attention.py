@@ -2,7 +2,8 @@
 (same constructor, call signature and parameters) whose forward runs PyTorch's fused
 `F.scaled_dot_product_attention` (flash / memory-efficient kernels on CUDA, a fused CPU
 kernel otherwise) when nothing needs the eager path: callers asking for attention
-probabilities, a head mask, a key/value cache or cross-attention get the original code.
+probabilities, a head mask, an existing key/value cache or cross-attention get the original
+code (a cache is returned when asked for).
 
 Imported only by patched models (which import transformers anyway).
 """
@@ -47,7 +48,7 @@ class GPT2AttentionSDPA(GPT2Attention):
 
     def forward(self, hidden_states, layer_past=None, attention_mask=None, head_mask=None, encoder_hidden_states=None,
                 encoder_attention_mask=None, use_cache=False, output_attentions=False):
-        plain = (layer_past is None and head_mask is None and encoder_hidden_states is None and not use_cache
+        plain = (layer_past is None and head_mask is None and encoder_hidden_states is None
                  and not output_attentions and not self.is_cross_attention and self.scale_attn_weights
                  and not self.scale_attn_by_inverse_layer_idx and not self.reorder_and_upcast_attn)
         if not plain:
@@ -64,14 +65,14 @@ class GPT2AttentionSDPA(GPT2Attention):
             mask = torch.zeros(length, length, dtype=q.dtype, device=q.device).masked_fill(~causal, torch.finfo(q.dtype).min)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask + attention_mask, dropout_p=p)
         out = self.resid_dropout(self.c_proj(_merge(out, hidden_states, self.embed_dim)))
-        return (out, None)
+        return (out, (k, v) if use_cache else None)  # the cache a later step would extend
 
 
 class T5AttentionSDPA(T5Attention):
     """T5's attention (self or cross, with or without the relative position bias) on SDPA:
     T5 does not scale the scores (`scale=1.0`) and adds the position bias, mask included,
     to them, which is SDPA's additive `attn_mask`. A key/value cache, a head mask, pruned
-    heads or a request for the probabilities run the original code."""
+    heads or a request for the probabilities run the original code; a new cache is returned."""
 
     def __init__(self, config, has_relative_attention_bias=False, **_ignored):
         super().__init__(config, has_relative_attention_bias=has_relative_attention_bias)
@@ -79,7 +80,7 @@ class T5AttentionSDPA(T5Attention):
     def forward(self, hidden_states, mask=None, key_value_states=None, position_bias=None, past_key_value=None,
                 layer_head_mask=None, query_length=None, use_cache=False, output_attentions=False):
         plain = (past_key_value is None and layer_head_mask is None and not output_attentions
-                 and not self.pruned_heads and not (self.is_decoder and use_cache))
+                 and not self.pruned_heads)
         if not plain:
             return super().forward(hidden_states, mask, key_value_states, position_bias, past_key_value,
                                    layer_head_mask, query_length, use_cache, output_attentions)
@@ -99,4 +100,5 @@ class T5AttentionSDPA(T5Attention):
         p = self.dropout if self.training else 0.0
         bias = position_bias.to(q.dtype)  # SDPA takes a mask of the query's dtype (bf16 under autocast)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p, scale=1.0)
-        return (self.o(_merge(out, hidden_states, self.inner_dim)), None, position_bias)
+        present = (k, v) if self.is_decoder and use_cache else None  # the cache a later step would extend
+        return (self.o(_merge(out, hidden_states, self.inner_dim)), present, position_bias)

@@ -82,3 +82,23 @@ def test_t5_sdpa_cross_attention_and_gradients():
     a.sum().backward(), b.sum().backward()
     for (name, p), q in zip(original.named_parameters(), fused.parameters()):
         assert torch.allclose(p.grad, q.grad, rtol=1e-3, atol=1e-5), name
+
+
+def test_gpt2_sdpa_returns_the_cache_the_eager_code_returns():
+    config = GPT2Config(n_embd=H, n_head=4, attn_pdrop=0.0, resid_pdrop=0.0)
+    original, fused = _pair(GPT2Attention, GPT2AttentionSDPA, config)
+    x = torch.randn(B, L, H)
+    a, b = original(x, use_cache=True), fused(x, use_cache=True)
+    _close(a[0], b[0])
+    for left, right in zip(a[1], b[1]):
+        _close(left, right)
+
+
+def test_t5_decoder_sdpa_returns_the_cache_the_eager_code_returns():
+    config = T5Config(d_model=H, d_kv=8, num_heads=4, dropout_rate=0.0, is_decoder=True)
+    original, fused = _pair(T5Attention, T5AttentionSDPA, config, has_relative_attention_bias=True)
+    x = torch.randn(B, L, H)
+    a, b = original(x, use_cache=True), fused(x, use_cache=True)
+    _close(a[0], b[0])
+    for left, right in zip(a[1], b[1]):
+        _close(left, right)

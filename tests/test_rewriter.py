@@ -101,19 +101,22 @@ def test_apply_needs_a_mode(tmp_path):
     assert result.returncode == 2 and "--diff, --write or --out" in result.stderr
 
 
+SELF_OUTPUT = ("from torch import nn\n\n\nclass SelfOutput(nn.Module):\n    def __init__(self, d):\n"
+               "        super().__init__()\n        self.dense = nn.Linear(d, d)\n        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)\n"
+               "        self.dropout = nn.Dropout(0.1)\n\n    def forward(self, h, r):\n        h = self.dense(h)\n"
+               "        h = self.dropout(h)\n        h = self.LayerNorm(h + r)\n        return h\n")
+
+
 def test_apply_write_keeps_a_backup_and_a_second_run_changes_nothing(tmp_path):
     target = tmp_path / "model.py"
-    original = ("from torch import nn\n\n\nclass SelfOutput(nn.Module):\n    def __init__(self, d):\n"
-                "        super().__init__()\n        self.dense = nn.Linear(d, d)\n        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)\n"
-                "        self.dropout = nn.Dropout(0.1)\n\n    def forward(self, h, r):\n        h = self.dense(h)\n"
-                "        h = self.dropout(h)\n        h = self.LayerNorm(h + r)\n        return h\n")
+    original = SELF_OUTPUT
     target.write_text(original)
-    first = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--write", cwd=tmp_path)
+    first = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--kernels", "paper", "--write", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     patched = target.read_text()
     assert "h = self.fused_dropout_add_layer_norm(h, r)" in patched
     assert (tmp_path / "model.py.orig").read_text() == original
-    second = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--write", cwd=tmp_path)
+    second = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--kernels", "paper", "--write", cwd=tmp_path)
     assert second.returncode == 0 and target.read_text() == patched
     assert "0 patches in 0 files" in second.stderr
 
@@ -121,9 +124,34 @@ def test_apply_write_keeps_a_backup_and_a_second_run_changes_nothing(tmp_path):
 def test_apply_diff_and_out_write_nothing_in_place(tmp_path):
     fixture = ROOT / "rules" / "paper" / "conv_batchnorm.py"
     before = fixture.read_text()
-    result = run_cli("apply", str(fixture), "--rules", "conv_batchnorm", "--diff", "--out", str(tmp_path / "out"),
-                     cwd=tmp_path)
+    result = run_cli("apply", str(fixture), "--rules", "conv_batchnorm", "--kernels", "torch", "--diff",
+                     "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("--- a/") and "+from adopter.kernels import FusedConvBatchNorm2d" in result.stdout
     assert (tmp_path / "out" / "conv_batchnorm.py").read_text() != before
     assert fixture.read_text() == before
+
+
+def test_kernel_sets_choose_the_emitted_kernel_or_leave_the_match(tmp_path):
+    fixture = tmp_path / "model.py"
+    fixture.write_text(SELF_OUTPUT)
+    rules = load_rules(["dropout_layernorm"])
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None).matches
+    by_set = {k: patch_source(str(fixture), SELF_OUTPUT, matches, {r.id: r for r in rules}, k)
+              for k in ("paper", "torch", "default")}
+    assert "from epoi.ops.torchscript_ops import FusedDropoutAddLayerNorm" in by_set["paper"].patched
+    assert "from adopter.kernels import DropoutAddLayerNorm" in by_set["torch"].patched
+    assert by_set["paper"].applied and len(by_set["torch"].applied) == len(by_set["paper"].applied)
+    # the default set leaves out what the benchmark did not show to help, and says why
+    assert by_set["default"].patched == fixture.read_text() and by_set["default"].applied == []
+    assert {reason for _, reason in by_set["default"].refused} == {
+        "left out of the default kernel set: no gain without torch.compile (training 0.98-1.00x on H100)"}
+
+
+def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
+    fixture = ROOT / "rules" / "paper" / "gpt2_attention.py"
+    result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "+from adopter.kernels_attention import GPT2AttentionSDPA" in result.stdout
+    unknown = run_cli("apply", str(fixture), "--kernels", "cuda", "--diff", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown kernel set 'cuda'" in unknown.stderr
