@@ -222,13 +222,11 @@ def summarise(rows: list[dict]) -> list[dict]:
                     "train_mem_ratio": float(row["peak_mem_mb"]) / float(base["peak_mem_mb"]),
                     "infer_latency_ratio": (float(infer["latency_ms"]) / float(base_infer["latency_ms"])
                                             if infer and base_infer else float("nan"))})
-    kinds = sorted({r["variant"].split(":")[0] if r["variant"].startswith("rule:") else r["variant"] for r in out})
     for variant in sorted({r["variant"] for r in out}):
         mine = [r for r in out if r["variant"] == variant]
         out.append({"model": "mean", "variant": variant,
                     **{k: statistics.fmean(r[k] for r in mine) for k in ("train_speedup", "train_mem_ratio",
                                                                          "infer_latency_ratio")}})
-    del kinds
     return out
 
 

@@ -1,0 +1,37 @@
+"""`make bench-models` bookkeeping (evaluation/bench/models.py): variants found on disk and
+the ratios against vanilla. The timings themselves are measured by the benchmark, never here."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.bench import models
+
+
+def _row(model, variant, mode, speed, mem, latency=""):
+    return {"device": "cpu", "model": model, "variant": variant, "mode": mode,
+            "samples_per_s": speed, "peak_mem_mb": mem, "latency_ms": latency}
+
+
+def test_summary_is_each_variant_against_vanilla_and_the_mean_over_models():
+    rows = [_row("a", "vanilla", "train", 10.0, 100.0), _row("a", "vanilla", "infer", 40.0, 50.0, 20.0),
+            _row("a", "all", "train", 15.0, 80.0), _row("a", "all", "infer", 50.0, 40.0, 10.0),
+            _row("b", "vanilla", "train", 4.0, 200.0), _row("b", "vanilla", "infer", 8.0, 90.0, 50.0),
+            _row("b", "all", "train", 2.0, 200.0), _row("b", "all", "infer", 8.0, 90.0, 50.0)]
+    summary = {(r["model"], r["variant"]): r for r in models.summarise(rows)}
+    assert summary[("a", "all")]["train_speedup"] == pytest.approx(1.5)
+    assert summary[("a", "all")]["train_mem_ratio"] == pytest.approx(0.8)
+    assert summary[("a", "all")]["infer_latency_ratio"] == pytest.approx(0.5)
+    assert summary[("b", "all")]["train_speedup"] == pytest.approx(0.5)
+    assert summary[("mean", "all")]["train_speedup"] == pytest.approx(1.0)
+    assert summary[("mean", "vanilla")]["train_speedup"] == pytest.approx(1.0)
+
+
+def test_variants_are_the_patched_copies_that_exist(tmp_path, monkeypatch):
+    monkeypatch.setattr(models, "ROOT", tmp_path)
+    for folder in ("softmax", "all"):
+        (tmp_path / "build" / "patched-torch" / folder).mkdir(parents=True)
+        (tmp_path / "build" / "patched-torch" / folder / "modeling_bert.py").write_text("")
+    (tmp_path / "build" / "patched-torch" / "bias_gelu").mkdir()
+    assert models.variants("bert") == ["vanilla", "rule:softmax", "all", "compile(vanilla)", "compile(all)"]
+    assert models.variants("gpt2") == ["vanilla", "compile(vanilla)"]
