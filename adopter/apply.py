@@ -42,7 +42,7 @@ def patch_file(job: tuple):
     `job` is (path, matches, rules[, kernel set])."""
     from rewriter.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
-    path, matches, rules, *kernels = job
+    path, matches, rules, *options = job  # options: kernel set, save_original_names
     data, problem = read_bytes(Path(path))
     if problem:
         return problem
@@ -50,19 +50,20 @@ def patch_file(job: tuple):
     if problem:
         return problem
     try:
-        return patch_source(path, text, matches, {r.id: r for r in rules}, *kernels)
+        return patch_source(path, text, matches, {r.id: r for r in rules}, *options)
     except Exception as error:  # a rewriter bug must not stop the other files
         return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
 
 
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
-                 cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default") -> ApplyReport:
+                 cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
+                 save_original_names: bool = False) -> ApplyReport:
     """Scan `paths` and compute every file's patch, in memory, with the kernel set `kernels`
     (rewriter/kernel_sets.py)."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
-    work = [(f.path, f.matches, rules, kernels) for f in scanned.files if f.matches]
+    work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
     pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs)
     try:

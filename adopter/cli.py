@@ -187,7 +187,10 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/."),
           kernels: str = typer.Option("default", "--kernels", "-k",
                                       help="Kernel set: `default` (PyTorch kernels measured to help), `torch` "
-                                           "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper).")):
+                                           "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper)."),
+          save_original_names: bool = typer.Option(False, "--save-original-names",
+                                                   help="Where a kernel renames parameters, also save them under "
+                                                        "their original names (checkpoints the unpatched model reads).")):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
     from adopter.apply import output_name, plan_patches, unified_diff, write_in_place
 
@@ -202,7 +205,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     except AdopterError as error:
         _fail(error)
     report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"),
-                          cache_dir=None if no_cache else CACHE_DIR, kernels=kernels)
+                          cache_dir=None if no_cache else CACHE_DIR, kernels=kernels,
+                          save_original_names=save_original_names)
     for diagnostic in report.diagnostics:
         _report(diagnostic)
     for match, reason in report.refused:

@@ -104,9 +104,11 @@ def linear_bias_act(linear: nn.Module, act, x: torch.Tensor) -> torch.Tensor:
     return act(linear(x))
 
 
-def load_renamed(module: nn.Module, renames: dict[str, str]) -> None:
+def load_renamed(module: nn.Module, renames: dict[str, str], save_original: bool = False) -> None:
     """Let `module` load a state_dict saved before a patch moved some parameters:
-    keys `old` (relative to the module) are read as `new`."""
+    keys `old` (relative to the module) are read as `new`. With `save_original`, its
+    `state_dict()` also names them `old` again, so checkpoints stay readable by the
+    unpatched model."""
 
     def hook(state_dict, prefix, *args):
         for old, new in renames.items():
@@ -114,6 +116,13 @@ def load_renamed(module: nn.Module, renames: dict[str, str]) -> None:
                 state_dict[prefix + new] = state_dict.pop(prefix + old)
 
     module._register_load_state_dict_pre_hook(hook)
+    if save_original:
+        def save_hook(_module, state_dict, prefix, _metadata):
+            for old, new in renames.items():
+                if prefix + new in state_dict:
+                    state_dict[prefix + old] = state_dict.pop(prefix + new)
+
+        module.register_state_dict_post_hook(save_hook)
 
 
 def softmax_last_dim(x: torch.Tensor) -> torch.Tensor:

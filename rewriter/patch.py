@@ -34,7 +34,7 @@ class FilePatch:
 
 
 def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, Rule],
-                 kernels: str = PAPER) -> FilePatch:
+                 kernels: str = PAPER, save_original_names: bool = False) -> FilePatch:
     result = FilePatch(path, source, source)
     if not matches:
         return result
@@ -43,7 +43,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     planned: list[tuple[Match, Plan]] = []
     for match in matches:
         try:
-            plan = plan_match(match, rules[match.rule], ctx, namer, kernels)
+            plan = plan_match(match, rules[match.rule], ctx, namer, kernels, save_original_names)
         except Unsafe as reason:
             result.refused.append((match, str(reason)))
             continue

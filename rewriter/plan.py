@@ -71,18 +71,21 @@ def snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str = PAPER) -> Plan:
+def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str = PAPER,
+               save_original_names: bool = False) -> Plan:
     if rule.detect_only:
         raise Unsafe("the rule is detect-only")
-    planner = _Planner(match, rule, ctx, namer, kernels)
+    planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)
     planner.init_part()
     planner.forward_part()
     return planner.plan
 
 
 class _Planner:
-    def __init__(self, match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str):
+    def __init__(self, match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str,
+                 save_original_names: bool):
         self.match, self.rule, self.ctx, self.namer, self.kernels = match, rule, ctx, namer, kernels
+        self.save_original_names = save_original_names
         self.plan = Plan()
         self.ctors = {c["var"]: c for c in match.ctors}
         self.source_type = {p.output: p.callee for p in rule.init_source}
@@ -203,7 +206,8 @@ class _Planner:
             after.append(cst.parse_statement(f"self.{name} = {kernel}({arguments})\n"))
             if renames:
                 hook = code(self.qualified(KERNEL_HELPERS))
-                after.append(cst.parse_statement(f"{hook}(self, {renames!r})\n"))
+                save = ", save_original=True" if self.save_original_names else ""
+                after.append(cst.parse_statement(f"{hook}(self, {renames!r}{save})\n"))
                 renamed |= {var for var in self.ctors
                             if any(old.startswith(self.ctors[var]["object"][len("self."):] + ".") for old in renames)}
         return renamed

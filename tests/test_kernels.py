@@ -97,3 +97,29 @@ def test_load_renamed_reads_old_keys_strictly():
     new = New()
     new.load_state_dict(old.state_dict(), strict=True)
     assert torch.equal(new.fused.layer_norm.weight, old.norm.weight)
+
+
+def test_load_renamed_can_save_under_the_original_names():
+    class Old(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(4)
+
+    class New(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fused = nn.Module()
+            self.fused.layer_norm = nn.LayerNorm(4)
+            load_renamed(self, {"norm.weight": "fused.layer_norm.weight", "norm.bias": "fused.layer_norm.bias"},
+                         save_original=True)
+
+    outer = nn.Sequential(New())  # a prefix, as inside a model
+    outer[0].fused.layer_norm.weight.data.fill_(2.0)
+    saved = outer.state_dict()
+    assert sorted(saved) == ["0.norm.bias", "0.norm.weight"]
+    old = nn.Sequential(Old())
+    old.load_state_dict(saved, strict=True)
+    assert torch.equal(old[0].norm.weight, outer[0].fused.layer_norm.weight)
+    again = nn.Sequential(New())
+    again.load_state_dict(saved, strict=True)  # and the patched model reads its own checkpoints
+    assert torch.equal(again[0].fused.layer_norm.weight, outer[0].fused.layer_norm.weight)

@@ -155,3 +155,15 @@ def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
     assert "+from adopter.kernels_attention import GPT2AttentionSDPA" in result.stdout
     unknown = run_cli("apply", str(fixture), "--kernels", "cuda", "--diff", cwd=tmp_path)
     assert unknown.returncode == 2 and "unknown kernel set 'cuda'" in unknown.stderr
+
+
+def test_save_original_names_is_emitted_only_when_asked(tmp_path):
+    fixture = tmp_path / "model.py"
+    fixture.write_text(SELF_OUTPUT)
+    rules = load_rules(["dropout_layernorm"])
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None).matches
+    plain = patch_source(str(fixture), SELF_OUTPUT, matches, {r.id: r for r in rules}, "torch")
+    asked = patch_source(str(fixture), SELF_OUTPUT, matches, {r.id: r for r in rules}, "torch", True)
+    assert "load_renamed(self, {" in plain.patched and "save_original" not in plain.patched
+    assert "}, save_original=True)" in asked.patched
+    assert plain.patched.replace("})\n", "}, save_original=True)\n") == asked.patched
