@@ -56,6 +56,9 @@ def _config(tiny, model: str, module, cls, layers: int | None):
         for key in _LAYER_KEYS:
             if layers is not None and isinstance(getattr(sub, key, None), int):
                 setattr(sub, key, layers)
+        if layers is not None and getattr(sub, "hidden_size", 0) > 768 and hasattr(sub, "intermediate_size"):
+            # small sizes: ALBERT's default is xxlarge (4096 wide); the base width instead
+            sub.hidden_size, sub.num_attention_heads, sub.intermediate_size = 768, 12, 3072
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             if isinstance(getattr(sub, key, None), float):
                 setattr(sub, key, 0.1)  # keep dropout: training throughput includes it
