@@ -72,7 +72,8 @@ def _inputs(tiny, config, cls, device: str, gen):
             if isinstance(getattr(sub, key, None), int):  # RoBERTa's positions start after its padding id
                 tokens = min(tokens, getattr(sub, key) - 2)
     inputs = tiny.generic_inputs(config, cls, gen, seq=tokens, batch=batch)
-    if "pixel_values" in inputs and not isinstance(getattr(config, "image_size", None), int):
+    sized = [c for c in (config, getattr(config, "vision_config", None)) if isinstance(getattr(c, "image_size", None), int)]
+    if "pixel_values" in inputs and not sized:  # e.g. GroupViT's size is in its vision config
         inputs["pixel_values"] = inputs["pixel_values"][..., :side, :side].contiguous() \
             if inputs["pixel_values"].shape[-1] >= side else inputs["pixel_values"]
         if inputs["pixel_values"].shape[-1] < side:
