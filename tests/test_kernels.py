@@ -79,47 +79,40 @@ def test_linear_bias_act_is_act_of_linear(act):
     assert torch.allclose(linear_bias_act(linear, act, x), act(linear(x)), rtol=1e-5, atol=1e-6)
 
 
+class _Old(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+
+
+class _New(nn.Module):
+    """The patched layout: the norm moved into a kernel module, old keys mapped by a hook."""
+
+    def __init__(self, save_original: bool = False):
+        super().__init__()
+        self.fused = nn.Module()
+        self.fused.layer_norm = nn.LayerNorm(4)
+        load_renamed(self, {"norm.weight": "fused.layer_norm.weight", "norm.bias": "fused.layer_norm.bias"},
+                     save_original=save_original)
+
+
 def test_load_renamed_reads_old_keys_strictly():
-    class Old(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.norm = nn.LayerNorm(4)
-
-    class New(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fused = nn.Module()
-            self.fused.layer_norm = nn.LayerNorm(4)
-            load_renamed(self, {"norm.weight": "fused.layer_norm.weight", "norm.bias": "fused.layer_norm.bias"})
-
-    old = Old()
+    old = _Old()
     old.norm.weight.data.fill_(3.0)
-    new = New()
+    new = _New()
     new.load_state_dict(old.state_dict(), strict=True)
     assert torch.equal(new.fused.layer_norm.weight, old.norm.weight)
+    assert sorted(new.state_dict()) == ["fused.layer_norm.bias", "fused.layer_norm.weight"]
 
 
 def test_load_renamed_can_save_under_the_original_names():
-    class Old(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.norm = nn.LayerNorm(4)
-
-    class New(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fused = nn.Module()
-            self.fused.layer_norm = nn.LayerNorm(4)
-            load_renamed(self, {"norm.weight": "fused.layer_norm.weight", "norm.bias": "fused.layer_norm.bias"},
-                         save_original=True)
-
-    outer = nn.Sequential(New())  # a prefix, as inside a model
+    outer = nn.Sequential(_New(save_original=True))  # a prefix, as inside a model
     outer[0].fused.layer_norm.weight.data.fill_(2.0)
     saved = outer.state_dict()
     assert sorted(saved) == ["0.norm.bias", "0.norm.weight"]
-    old = nn.Sequential(Old())
+    old = nn.Sequential(_Old())
     old.load_state_dict(saved, strict=True)
     assert torch.equal(old[0].norm.weight, outer[0].fused.layer_norm.weight)
-    again = nn.Sequential(New())
+    again = nn.Sequential(_New(save_original=True))
     again.load_state_dict(saved, strict=True)  # and the patched model reads its own checkpoints
     assert torch.equal(again[0].fused.layer_norm.weight, outer[0].fused.layer_norm.weight)
