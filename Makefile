@@ -102,12 +102,14 @@ BENCH_PYTHON ?= $(VERIFY_VENV)/bin/python
 build/patched-torch/all/modeling_bert.py:
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch --models $(BENCH_MODELS)
 
-bench-models: verify-setup build/patched-torch/all/modeling_bert.py
+bench-models: setup verify-setup build/patched-torch/all/modeling_bert.py
 	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu
+	$(BIN)/python -m evaluation.bench.plot_models build/bench/models_summary.tsv
 
 # On a machine without CUDA this says so and exits 0.
-bench-gpu: verify-setup build/patched-torch/all/modeling_bert.py
+bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
 	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda
+	@if [ -f build/bench/models_gpu_summary.tsv ]; then $(BIN)/python -m evaluation.bench.plot_models build/bench/models_gpu_summary.tsv; fi
 
 # The verification harness on every zoo model against itself (build/verify/instantiable.tsv):
 # groundwork for `make verify` of patched files.

@@ -35,3 +35,15 @@ def test_variants_are_the_patched_copies_that_exist(tmp_path, monkeypatch):
     (tmp_path / "build" / "patched-torch" / "bias_gelu").mkdir()
     assert models.variants("bert") == ["vanilla", "rule:softmax", "all", "compile(vanilla)", "compile(all)"]
     assert models.variants("gpt2") == ["vanilla", "compile(vanilla)"]
+
+
+def test_the_plot_has_a_panel_per_ratio(tmp_path):
+    import pandas as pd
+
+    from evaluation.bench import plot_models
+
+    rows = [_row("a", "vanilla", "train", 10.0, 100.0), _row("a", "vanilla", "infer", 40.0, 50.0, 20.0),
+            _row("a", "all", "train", 15.0, 80.0), _row("a", "all", "infer", 50.0, 40.0, 10.0)]
+    out = tmp_path / "summary.png"
+    plot_models.plot(pd.DataFrame(models.summarise(rows)), "test", out)
+    assert out.stat().st_size > 10_000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
