@@ -15,7 +15,7 @@ from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.diagnostics import Diagnostic
 from adopter.scan import Match, scan
 from adopter.sources import decode_source, read_bytes
-from rules.dsl import Rule
+from rules.model import Rule
 
 
 @dataclass

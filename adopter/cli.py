@@ -157,7 +157,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     if variant != "full" and variant not in VARIANTS:
         _fail(AdopterError(Diagnostic("--variant", None, None, f"unknown variant {variant!r}")))
     try:
-        chosen = load_rules(rules or None)
+        chosen = load_rules(rules or None, cache_dir=None if no_cache else CACHE_DIR)
     except AdopterError as error:
         _fail(error)
     result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=None if no_cache else CACHE_DIR,
@@ -201,7 +201,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     if kernels not in KERNEL_SETS:
         _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))
     try:
-        chosen = load_rules(rules or None)
+        chosen = load_rules(rules or None, cache_dir=None if no_cache else CACHE_DIR)
     except AdopterError as error:
         _fail(error)
     report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"),

@@ -25,7 +25,7 @@ from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
 from datalog.engine import MATCH_PROGRAMS, main_program, solve
 from extractor.python_facts import FileFacts
-from rules.dsl import Rule
+from rules.model import Rule
 
 _SUMMARY = {"dl_node", "structure_node", "too_many_guards"}
 

@@ -20,7 +20,7 @@ from adopter.sources import expand_paths
 from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from extractor.python_facts import FileFacts
 from rules.compiler import compile_rule
-from rules.dsl import Rule
+from rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_obj_use"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from adopter.scan import Match
-from rules.dsl import Rule
+from rules.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

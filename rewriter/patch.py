@@ -17,7 +17,7 @@ from rewriter.context import FileContext
 from rewriter.kernel_sets import PAPER
 from rewriter.plan import Namer, Plan, plan_match
 from rewriter.spans import EditSet, Unsafe, apply_edits
-from rules.dsl import Rule
+from rules.model import Rule
 
 
 @dataclass

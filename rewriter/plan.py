@@ -31,7 +31,7 @@ from rewriter.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
 from rewriter.kernel_sets import PAPER, kernel_for
 from rewriter.context import FileContext
 from rewriter.spans import EditSet, Unsafe
-from rules.dsl import Input, PatternNode, Rule
+from rules.model import Input, PatternNode, Rule
 
 KERNEL_HELPERS = "adopter.kernels.load_renamed"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.dsl import Input, Rule
+from rules.model import Input, Rule
 
 
 def q(text: str) -> str:

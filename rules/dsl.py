@@ -1,64 +1,19 @@
 """Parse `.adopt` rule files into `Rule` values, with `file:line:col` errors.
 
-Rules are data: the parser builds dataclasses and never evaluates Python.
+Rules are data: the parser builds the dataclasses of rules/model.py and never evaluates Python.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import lark
 
 from adopter.diagnostics import AdopterError, Diagnostic
+from rules.model import Arg, Input, PatternNode, Rule
 
 _GRAMMAR = (Path(__file__).resolve().parent / "grammar.lark").read_text()
 _PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True)
-
-
-@dataclass(frozen=True)
-class Arg:
-    """A pattern input: a `$variable`, a constant (its Python repr) or source text."""
-
-    var: str | None = None
-    const: str | None = None
-    code: str | None = None
-
-
-@dataclass(frozen=True)
-class Input:
-    position: int | str  # index among positional inputs, or a keyword
-    arg: Arg
-    negated: bool = False  # `kw!=value`: the call must not pass `kw=value`
-
-
-@dataclass(frozen=True)
-class PatternNode:
-    kind: str  # "layer" (a call), "binary", "unary" or "wildcard"
-    callee: str | None = None  # a qualified type, or a `$variable` bound by the init part
-    op: str | None = None
-    inputs: tuple[Input, ...] = ()
-    output: str | None = None
-    line: int = 0
-    col: int = 0
-
-
-@dataclass
-class Rule:
-    id: str
-    path: str
-    anchor: str = "forward"  # which part's first node gives the location's line
-    kernel: str = "paper"
-    guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
-    init_source: list[PatternNode] = field(default_factory=list)
-    init_target: list[PatternNode] = field(default_factory=list)
-    forward_source: list[PatternNode] = field(default_factory=list)
-    forward_target: list[PatternNode] = field(default_factory=list)
-    doc: str = ""
-
-    @property
-    def detect_only(self) -> bool:
-        return not self.forward_target and not self.init_target
 
 
 def _error(path: str, line: int | None, col: int | None, message: str) -> AdopterError:

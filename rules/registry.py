@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adopter.cache import DEFAULT_DIR, ResultCache, entry_key
 from adopter.diagnostics import AdopterError, Diagnostic
-from rules.dsl import Rule, load_rule
+from rules.model import Rule
 
 RULES_DIR = Path(__file__).resolve().parent
 
@@ -14,10 +15,30 @@ def bundled_rule_files() -> list[Path]:
     return sorted(RULES_DIR.glob("*/*.adopt"))
 
 
-def load_rules(selectors: list[str] | None = None) -> list[Rule]:
+def load_rule_cached(path: Path, cache_dir: Path | None = DEFAULT_DIR) -> Rule:
+    """`rules.dsl.load_rule`, remembered by the file's bytes (and the DSL's code, through the
+    cache's fingerprint): an unchanged rule is a pickle read, and lark is never imported."""
+    cache = ResultCache(cache_dir)
+    try:
+        key = entry_key(path.read_bytes(), "rule", str(path))
+    except OSError:
+        key = None  # load_rule says why it cannot be read
+    rule = cache.get(key) if key else None
+    if isinstance(rule, Rule):
+        return rule
+    from rules.dsl import load_rule  # the parser, only for a rule not seen before
+
+    rule = load_rule(path)
+    if key:
+        cache.put(key, rule)
+    return rule
+
+
+def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFAULT_DIR) -> list[Rule]:
     """Rules chosen by id (`softmax`), by pack (`paper`), or by path; all bundled by default.
 
     A malformed rule or an unknown id raises `AdopterError` before any analysis runs.
+    Parsed rules are cached under `cache_dir` (None: parse every time).
     """
     files = bundled_rule_files()
     by_id = {f.stem: f for f in files}
@@ -37,7 +58,7 @@ def load_rules(selectors: list[str] | None = None) -> list[Rule]:
             raise AdopterError(Diagnostic(selector, None, None, f"unknown rule id or path (bundled rules: {known})"))
     rules, seen = [], set()
     for path in chosen:
-        rule = load_rule(path)
+        rule = load_rule_cached(path, cache_dir)
         if rule.id not in seen:
             seen.add(rule.id)
             rules.append(rule)
