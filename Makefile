@@ -98,17 +98,19 @@ verify-torch: verify-setup
 # small sizes on CPU (build/bench/models.tsv) or base sizes on CUDA (models_gpu.tsv).
 BENCH_MODELS := bert,roberta,albert,distilbert,gpt2,gpt_neo,t5,groupvit,resnet
 BENCH_PYTHON ?= $(VERIFY_VENV)/bin/python
+# e.g. make bench-gpu BENCH_ARGS='--repeats 3 --models bert,gpt2'
+BENCH_ARGS ?=
 
 build/patched-torch/all/modeling_bert.py:
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch --models $(BENCH_MODELS)
 
 bench-models: setup verify-setup build/patched-torch/all/modeling_bert.py
-	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu $(BENCH_ARGS)
 	$(BIN)/python -m evaluation.bench.plot_models build/bench/models_summary.tsv
 
 # On a machine without CUDA this says so and exits 0.
 bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
-	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda $(BENCH_ARGS)
 	@if [ -f build/bench/models_gpu_summary.tsv ]; then $(BIN)/python -m evaluation.bench.plot_models build/bench/models_gpu_summary.tsv; fi
 
 # The verification harness on every zoo model against itself (build/verify/instantiable.tsv):

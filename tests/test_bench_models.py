@@ -47,3 +47,11 @@ def test_the_plot_has_a_panel_per_ratio(tmp_path):
     out = tmp_path / "summary.png"
     plot_models.plot(pd.DataFrame(models.summarise(rows)), "test", out)
     assert out.stat().st_size > 10_000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_repeats_are_reduced_to_medians_per_variant_and_mode():
+    runs = [dict(_row("a", "all", "train", speed, 100.0), run=i) for i, speed in enumerate((10.0, 30.0, 20.0))]
+    runs += [dict(_row("a", "all", "infer", 5.0, 50.0, latency), run=i) for i, latency in enumerate((3.0, 1.0, 2.0))]
+    (train, infer) = sorted(models.medians(runs), key=lambda r: r["mode"], reverse=True)
+    assert train["mode"] == "train" and train["samples_per_s"] == 20.0 and train["latency_ms"] == ""
+    assert infer["latency_ms"] == 2.0 and infer["peak_mem_mb"] == 50.0

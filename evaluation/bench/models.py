@@ -11,8 +11,9 @@ it measures, each variant in a fresh interpreter (so peak memory is its own):
   train   samples/s over `--steps` AdamW steps after `--warmup` steps, peak memory
   infer   median latency of a forward pass in eval mode without gradients, peak memory
 and writes build/bench/models.tsv (columns `device model variant mode samples_per_s
-peak_mem_mb latency_ms`) plus build/bench/models_summary.tsv (each variant against
-vanilla, per model and the mean over models), printing both.
+peak_mem_mb latency_ms`, medians over `--repeats` runs; every run in models_runs.tsv) plus
+build/bench/models_summary.tsv (each variant against vanilla, per model and the mean over
+models), printing both.
 
 Peak memory: on CUDA `torch.cuda.max_memory_allocated`; on CPU the interpreter's peak
 resident set (ru_maxrss), which includes torch itself (~400 MB) for every variant.
@@ -212,6 +213,21 @@ def _run_variant(model: str, variant: str, args) -> list[dict]:
     return rows
 
 
+def medians(runs: list[dict]) -> list[dict]:
+    """One row per (device, model, variant, mode): the median of each measure over the repeats."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in runs:
+        groups.setdefault(tuple(row[c] for c in COLUMNS[:4]), []).append(row)
+    out = []
+    for key, group in groups.items():
+        row = dict(zip(COLUMNS[:4], key))
+        for column in COLUMNS[4:]:
+            values = [float(r[column]) for r in group if r[column] not in ("", None)]
+            row[column] = statistics.median(values) if values else ""
+        out.append(row)
+    return out
+
+
 def summarise(rows: list[dict]) -> list[dict]:
     """Each variant against vanilla: train speed-up, memory ratio, latency ratio; and means."""
     by = {(r["model"], r["variant"], r["mode"]): r for r in rows}
@@ -251,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=None, help="untimed steps first (default 2 on CPU, 5 on CUDA)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
     parser.add_argument("--only-compile", action="store_true", help="only vanilla and the torch.compile variants")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each variant (fresh interpreters, alternating order); the medians are kept")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench")
     parser.add_argument("--child-model", help=argparse.SUPPRESS)
@@ -271,15 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     from adopter.atomic import atomic_write_text
 
-    rows = []
+    runs = []
     for model in args.models.split(","):
-        for variant in variants(model):
-            if args.no_compile and variant.startswith("compile("):
-                continue
-            if args.only_compile and not (variant == "vanilla" or variant.startswith("compile(")):
-                continue
-            rows += _run_variant(model, variant, args)
-            atomic_write_text(args.out / f"{stem}.tsv", _tsv(rows, COLUMNS))  # what ran so far survives a kill
+        chosen = [v for v in variants(model) if not (args.no_compile and v.startswith("compile("))
+                  and not (args.only_compile and not (v == "vanilla" or v.startswith("compile(")))]
+        for repeat in range(args.repeats):
+            # every other repeat in reverse order, so no variant always runs first (warm disks, clocks)
+            for variant in chosen if repeat % 2 == 0 else chosen[::-1]:
+                runs += [dict(row, run=repeat) for row in _run_variant(model, variant, args)]
+                atomic_write_text(args.out / f"{stem}_runs.tsv", _tsv(runs, COLUMNS + ["run"]))  # survives a kill
+    rows = medians(runs)
     atomic_write_text(args.out / f"{stem}.tsv", _tsv(rows, COLUMNS))
     summary = summarise(rows)
     columns = ["model", "variant", "train_speedup", "train_mem_ratio", "infer_latency_ratio"]
