@@ -35,6 +35,12 @@ SUMMARY_COLUMNS = ["rule", "patches", "verified", "failed", "not_instantiable", 
 _DPT_HEAD = "dpt:DPTForDepthEstimation@num_hidden_layers=4&backbone_out_indices=[0,1,2,3]"
 _XVECTOR = "@tdnn_kernel=[1,1,1,1,1]&use_weighted_layer_sum=True"  # tiny audio is too short for kernel 3
 _BLOCK_SPARSE = "@attention_type='block_sparse'&block_size=2&num_random_blocks=1"
+# DETR-style segmentation heads: a torch backbone with four stages, d_model + heads divisible by 8
+_SEGMENTATION = ("@use_timm_backbone=False&encoder_attention_heads=8&decoder_attention_heads=8"
+                 "&backbone_config.depths=[1,1,1,1]&backbone_config.hidden_sizes=[16,16,16,16]"
+                 "&backbone_config.stage_names=['stem','stage1','stage2','stage3','stage4']"
+                 "&backbone_config._out_features=['stage1','stage2','stage3','stage4']"
+                 "&backbone_config._out_indices=[1,2,3,4]")
 EXTRA_RUNS = {
     "dpt": [_DPT_HEAD, _DPT_HEAD + "&use_batch_norm_in_fusion_residual=True"],  # both sides of `if self.use_batch_norm`
     # the rules' attention classes run the original code when asked for attention weights
@@ -49,6 +55,8 @@ EXTRA_RUNS = {
     "nystromformer": ["nystromformer@segment_means_seq_len=16&num_landmarks=4"],
     "longt5": ["longt5@encoder_attention_type='transient-global'"],
     "falcon": ["falcon@alibi=True"],
+    "detr": ["detr:DetrForSegmentation" + _SEGMENTATION],
+    "conditional_detr": ["conditional_detr:ConditionalDetrForSegmentation" + _SEGMENTATION],
     **{m: [f"{m}:{c}ForXVector" + _XVECTOR] for m, c in (("wav2vec2", "Wav2Vec2"), ("wavlm", "WavLM"),
        ("unispeech_sat", "UniSpeechSat"), ("wav2vec2_conformer", "Wav2Vec2Conformer"))},
     "switch_transformers": ["switch_transformers@encoder_sparse_step=2&decoder_sparse_step=2&num_experts=4"],
