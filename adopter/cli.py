@@ -209,8 +209,16 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
                           save_original_names=save_original_names)
     for diagnostic in report.diagnostics:
         _report(diagnostic)
+    from rewriter.kernel_sets import LEFT_OUT
+
+    left_out: dict[tuple[str, str], int] = {}
     for match, reason in report.refused:
-        err.print(f"{match.file}:{match.line}: {match.rule}: not rewritten: {reason}", highlight=False, markup=False)
+        if reason.startswith(LEFT_OUT):  # one line per rule below, not one per match
+            left_out[(match.rule, reason)] = left_out.get((match.rule, reason), 0) + 1
+        else:
+            sys.stderr.write(f"{match.file}:{match.line}: {match.rule}: not rewritten: {reason}\n")
+    for (rule, reason), count in sorted(left_out.items()):
+        sys.stderr.write(f"{rule}: {count} matches not rewritten, {reason} (`--kernels torch` rewrites them)\n")
     changed = [p for p in report.patches if p.changed]
     for patch in changed:
         text = unified_diff(patch)

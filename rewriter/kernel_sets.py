@@ -19,6 +19,7 @@ from rewriter.spans import Unsafe
 PAPER = "paper"
 TORCH = "torch"
 DEFAULT = "default"
+LEFT_OUT = "left out of the default kernel set: "  # how such a refusal's reason starts
 
 
 @dataclass(frozen=True)
@@ -41,21 +42,21 @@ _TORCH: dict[str, str | Left] = {
 # "Kernels and the model benchmark" section has the tables.
 _NO_GAIN: dict[str, str] = {
     "xformers.triton.softmax.softmax":
-        "left out of the default kernel set: PyTorch's softmax is the kernel eager code already runs "
+        LEFT_OUT + "PyTorch's softmax is the kernel eager code already runs "
         "(training 0.81-1.05x on H100)",
     "epoi.ops.torchscript_ops.FusedDropoutAddLayerNorm":
-        "left out of the default kernel set: no gain without torch.compile (training 0.98-1.00x on H100)",
+        LEFT_OUT + "no gain without torch.compile (training 0.98-1.00x on H100)",
     "epoi.ops.xformers_attn.T5Attention":
-        "left out of the default kernel set: SDPA with T5's learned bias as a mask is slower "
+        LEFT_OUT + "SDPA with T5's learned bias as a mask is slower "
         "(training 0.69-0.88x on H100)",
     "adopter.kernels.linear_bias_act":
-        "left out of the default kernel set: slower and larger (training 0.90-0.93x, memory +6% on H100)",
+        LEFT_OUT + "slower and larger (training 0.90-0.93x, memory +6% on H100)",
     "adopter.kernels.FusedConvBatchNorm2d":
-        "left out of the default kernel set: no gain (ResNet inference 1.10x latency on H100)",
+        LEFT_OUT + "no gain (ResNet inference 1.10x latency on H100)",
     "adopter.kernels.FusedLinearBatchNorm1d":
-        "left out of the default kernel set: not measured (no benchmark model has it), folds like conv_batchnorm",
+        LEFT_OUT + "not measured (no benchmark model has it), folds like conv_batchnorm",
     "adopter.kernels.rms_normalize":
-        "left out of the default kernel set: mixed results (T5 training 0.85-1.03x on H100)",
+        LEFT_OUT + "mixed results (T5 training 0.85-1.03x on H100)",
 }
 
 KERNEL_SETS: dict[str, dict[str, str | Left]] = {

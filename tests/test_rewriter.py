@@ -153,6 +153,11 @@ def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
     result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "+from adopter.kernels_attention import GPT2AttentionSDPA" in result.stdout
+    softmax = run_cli("apply", str(ROOT / "rules" / "paper" / "softmax.py"), "--rules", "softmax", "--diff",
+                      cwd=tmp_path)
+    assert softmax.returncode == 0 and softmax.stdout == ""
+    summary = [line for line in softmax.stderr.splitlines() if "left out of the default kernel set" in line]
+    assert len(summary) == 1 and summary[0].startswith("softmax: ") and "`--kernels torch` rewrites them" in summary[0]
     unknown = run_cli("apply", str(fixture), "--kernels", "cuda", "--diff", cwd=tmp_path)
     assert unknown.returncode == 2 and "unknown kernel set 'cuda'" in unknown.stderr
 
