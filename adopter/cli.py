@@ -258,10 +258,10 @@ app.add_typer(rules_app, name="rules")
 
 @rules_app.command("list")
 def rules_list():
-    """The bundled rules: id and what each finds."""
+    """The bundled rules: id, pack (`--rules PACK` selects one) and what each finds."""
     for rule in load_rules():
         summary = rule.doc.splitlines()[0].removeprefix("What it does:").strip() if rule.doc else ""
-        print(f"{rule.id}\t{summary}")
+        print(f"{rule.id}\t{Path(rule.path).parent.name}\t{summary}")
 
 
 @rules_app.command("show")
