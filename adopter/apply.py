@@ -39,10 +39,10 @@ class ApplyReport:
 
 def patch_file(job: tuple):
     """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails.
-    `job` is (path, matches, rules[, kernel set])."""
+    `job` is (path, matches, rules[, kernel set[, save_original_names]])."""
     from rewriter.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
-    path, matches, rules, *options = job  # options: kernel set, save_original_names
+    path, matches, rules, *options = job
     data, problem = read_bytes(Path(path))
     if problem:
         return problem

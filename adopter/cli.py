@@ -156,12 +156,12 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     """Find every place a rule matches; one record per location."""
     if variant != "full" and variant not in VARIANTS:
         _fail(AdopterError(Diagnostic("--variant", None, None, f"unknown variant {variant!r}")))
+    cache_dir = None if no_cache else CACHE_DIR
     try:
-        chosen = load_rules(rules or None, cache_dir=None if no_cache else CACHE_DIR)
+        chosen = load_rules(rules or None, cache_dir=cache_dir)
     except AdopterError as error:
         _fail(error)
-    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=None if no_cache else CACHE_DIR,
-                      variant=variant)
+    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir, variant=variant)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     text = render_matches(result.matches, fmt.value, chosen)
@@ -196,21 +196,19 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
 
     if not (diff or write or out or patches):
         _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
-    from rewriter.kernel_sets import KERNEL_SETS
+    from rewriter.kernel_sets import KERNEL_SETS, LEFT_OUT
 
     if kernels not in KERNEL_SETS:
         _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))
+    cache_dir = None if no_cache else CACHE_DIR
     try:
-        chosen = load_rules(rules or None, cache_dir=None if no_cache else CACHE_DIR)
+        chosen = load_rules(rules or None, cache_dir=cache_dir)
     except AdopterError as error:
         _fail(error)
-    report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"),
-                          cache_dir=None if no_cache else CACHE_DIR, kernels=kernels,
-                          save_original_names=save_original_names)
+    report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
+                          kernels=kernels, save_original_names=save_original_names)
     for diagnostic in report.diagnostics:
         _report(diagnostic)
-    from rewriter.kernel_sets import LEFT_OUT
-
     left_out: dict[tuple[str, str], int] = {}
     for match, reason in report.refused:
         if reason.startswith(LEFT_OUT):  # one line per rule below, not one per match

@@ -35,11 +35,13 @@ class _Folded:
     def __init__(self):
         self.key, self.value = None, None
 
-    def get(self, tensors: tuple, fold):
-        key = _versions(*tensors)
+    def get(self, layer: nn.Module, bn: nn.Module, fuse) -> tuple[torch.Tensor, torch.Tensor]:
+        """`fuse` (torch's fuse_conv_bn_weights or fuse_linear_bn_weights) of `layer` and `bn`."""
+        key = _versions(layer.weight, layer.bias, bn.running_mean, bn.running_var, bn.weight, bn.bias)
         if key != self.key:
             with torch.no_grad():
-                self.value = fold()
+                self.value = fuse(layer.weight, layer.bias, bn.running_mean, bn.running_var, bn.eps,
+                                  bn.weight, bn.bias)
             self.key = key
         return self.value
 
@@ -56,9 +58,7 @@ class FusedConvBatchNorm2d(nn.Module):
         conv, bn = self._layers
         if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)) or torch.is_grad_enabled():
             return bn(conv(x))  # training, or gradients wanted: the layers as they are
-        tensors = (conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.weight, bn.bias)
-        weight, bias = self._folded.get(tensors, lambda: fuse_conv_bn_weights(
-            conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias))
+        weight, bias = self._folded.get(conv, bn, fuse_conv_bn_weights)
         return conv._conv_forward(x, weight, bias)
 
 
@@ -75,9 +75,7 @@ class FusedLinearBatchNorm1d(nn.Module):
         if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2) \
                 or torch.is_grad_enabled():
             return bn(linear(x))
-        tensors = (linear.weight, linear.bias, bn.running_mean, bn.running_var, bn.weight, bn.bias)
-        weight, bias = self._folded.get(tensors, lambda: fuse_linear_bn_weights(
-            linear.weight, linear.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias))
+        weight, bias = self._folded.get(linear, bn, fuse_linear_bn_weights)
         return F.linear(x, weight, bias)
 
 

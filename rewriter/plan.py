@@ -284,10 +284,7 @@ class _Planner:
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
             if any(_inside(site["span"], other) for other in spans):
-                kind = _CST_KIND.get(s.kind)
-                if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site["span"])) is None:
-                    raise Unsafe(f"node {i + 1} of the match is not a call or a binary operation")
-                self.plan.edits.at(self.ctx.key(kind, site["span"])).fns.append(_capturer(i, s, captured))
+                self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
                 continue
             line = self.ctx.statement_line(site["stmt"], f"node {i + 1}'s statement")
             small = line.body[0]
@@ -325,10 +322,14 @@ class _Planner:
                 return cst.Call(func=func, args=args)
             return cst.Call(func=func, args=args, lpar=node.lpar, rpar=node.rpar)
 
-        last_kind = _CST_KIND.get(last_pattern.kind)
-        if last_kind is None or self.ctx.nodes.get(self.ctx.key(last_kind, last["span"])) is None:
-            raise Unsafe("the last node of the match is not a call or a binary operation")
-        self.plan.edits.at(self.ctx.key(last_kind, last["span"])).fns.append(replace)
+        self.plan.edits.at(self.expression_key(last_pattern, last, "the last node")).fns.append(replace)
+
+    def expression_key(self, pattern: PatternNode, site: dict, what: str) -> tuple:
+        """The edit key of a matched node's call or binary operation (refused when it is neither)."""
+        kind = _CST_KIND.get(pattern.kind)
+        if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site["span"])) is None:
+            raise Unsafe(f"{what} of the match is not a call or a binary operation")
+        return self.ctx.key(kind, site["span"])
 
     def check_adjacent(self, lines: list[cst.SimpleStatementLine]) -> None:
         """Each folded statement comes straight before the next; the last may be the first

@@ -74,11 +74,11 @@ def _inputs(tiny, config, cls, device: str, gen):
                 tokens = min(tokens, getattr(sub, key) - 2)
     inputs = tiny.generic_inputs(config, cls, gen, seq=tokens, batch=batch)
     sized = [c for c in (config, getattr(config, "vision_config", None)) if isinstance(getattr(c, "image_size", None), int)]
-    if "pixel_values" in inputs and not sized:  # e.g. GroupViT's size is in its vision config
-        inputs["pixel_values"] = inputs["pixel_values"][..., :side, :side].contiguous() \
-            if inputs["pixel_values"].shape[-1] >= side else inputs["pixel_values"]
-        if inputs["pixel_values"].shape[-1] < side:
-            inputs["pixel_values"] = __import__("torch").randn(batch, 3, side, side, generator=gen)
+    if "pixel_values" in inputs and not sized:  # e.g. ResNet; GroupViT's size is in its vision config
+        import torch
+
+        channels = inputs["pixel_values"].shape[-3]
+        inputs["pixel_values"] = torch.randn(batch, channels, side, side, generator=gen)
     return inputs
 
 

@@ -112,12 +112,18 @@ def _missing_targets(f: _File) -> set[str]:
     return {p["class"] for i, p in enumerate(f.patches) if missing & set(f.lines[i])}
 
 
+def _tried_classes(f: _File) -> set[str]:
+    """Classes already built for `f`: named in a run's label, or (default runs) the class
+    the harness chose, which starts its reason."""
+    return {r.reason.split(":", 1)[0] for _, r in f.runs} | {l.partition(":")[2].partition("@")[0] for l, _ in f.runs}
+
+
 def _other_classes(f: _File) -> list[str]:
     """Classes of the file that may reach the patched classes whose lines have not run."""
     targets = _missing_targets(f)
     if not targets:
         return []
-    tried = {r.reason.split(":", 1)[0] for _, r in f.runs} | {l.partition(":")[2].partition("@")[0] for l, _ in f.runs}
+    tried = _tried_classes(f)
     classes = coverage.covering_classes(f.patched.read_text(), targets)
     return [f"{f.model}:{c}" for c in classes if c not in tried]
 
@@ -141,7 +147,7 @@ def _other_branches(f: _File, limit: int = 3) -> list[str]:
 def _layers_alone(f: _File) -> list[str]:
     """Patched classes whose lines no model ran, built alone from the config (`Class(config)`)
     on random hidden states: dead code, and heads whose model needs inputs we do not build."""
-    tried = {l.partition(":")[2].partition("@")[0] for l, _ in f.runs}
+    tried = _tried_classes(f)
     return [f"{f.model}:{c}" for c in sorted(_missing_targets(f)) if c not in tried]
 
 
