@@ -64,3 +64,23 @@ def test_malformed_rules_name_file_line_and_column(text, line, col, message):
 def test_rules_are_data_nothing_is_evaluated():
     rule = parse_rule('rule: data\nforward: os.system("rm -rf /") -> $y => _\n', "data.adopt")
     assert rule.forward_source[0].callee == "os.system"
+
+
+def test_parsed_rules_are_cached_by_content_and_a_changed_rule_is_parsed_again(tmp_path, monkeypatch):
+    import rules.dsl
+    from rules.registry import load_rules
+
+    rule_file = tmp_path / "mine.adopt"
+    rule_file.write_text("rule: mine\ninit: _ => _\nforward:\n    torch.nn.functional.softmax($x) -> $y\n    =>\n    _\n")
+    cache = tmp_path / "cache"
+    (first,) = load_rules([str(rule_file)], cache_dir=cache)
+    parsed = []
+    real = rules.dsl.load_rule
+    monkeypatch.setattr(rules.dsl, "load_rule", lambda path: parsed.append(path) or real(path))
+    (again,) = load_rules([str(rule_file)], cache_dir=cache)
+    assert again == first and parsed == []  # from the cache: the parser is not called
+    rule_file.write_text(rule_file.read_text().replace("softmax($x)", "log_softmax($x)"))
+    (changed,) = load_rules([str(rule_file)], cache_dir=cache)
+    assert parsed == [rule_file] and changed.forward_source[0].callee == "torch.nn.functional.log_softmax"
+    (uncached,) = load_rules([str(rule_file)], cache_dir=None)
+    assert len(parsed) == 2 and uncached == changed
