@@ -106,6 +106,8 @@ def _check(rule: Rule) -> None:
         raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
     if rule.guards not in ("feasible", "equal"):
         raise _error(path, None, None, f"guards must be `feasible` or `equal`, not {rule.guards!r}")
+    if rule.scope not in ("methods", "functions"):
+        raise _error(path, None, None, f"scope must be `methods` or `functions`, not {rule.scope!r}")
     if rule.anchor not in ("forward", "init"):
         raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
     if not rule.forward_source:

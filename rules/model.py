@@ -40,6 +40,7 @@ class Rule:
     anchor: str = "forward"  # which part's first node gives the location's line
     kernel: str = "paper"
     guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
+    scope: str = "methods"  # "methods": nodes in forward and its self-helpers; "functions": also in module-level functions they call
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)
     forward_source: list[PatternNode] = field(default_factory=list)

@@ -86,3 +86,23 @@ def test_tensor_methods_and_operators_are_nodes_but_shape_arithmetic_on_config_i
     types = {t for _, t in relation(code, "node_type")}
     assert types == {"torch.Tensor.transpose", "torch.matmul", "/"}
     assert kinds == {"method", "function", "op"}
+
+
+def test_a_module_level_function_of_the_file_runs_inlined_with_its_parameters_bound():
+    # `scale(h, 2.0)` is not a node of its own: its body's nodes join the forward's
+    # structure, parameter 0 bound to the first argument (no `self` to skip)
+    code = """
+    import torch
+    from torch import nn
+    def scale(x, factor):
+        y = torch.tanh(x)
+        return y * factor
+    class M(nn.Module):
+        def __init__(self):
+            self.a = nn.Linear(2, 2)
+            self.b = nn.ReLU()
+        def forward(self, h):
+            z = scale(self.a(h), 2.0)
+            return self.b(z)
+    """
+    assert _flows_by_type(code) == {("torch.nn.Linear", "torch.tanh"), ("torch.tanh", "*"), ("*", "torch.nn.ReLU")}

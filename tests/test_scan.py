@@ -114,3 +114,23 @@ def test_modern_rules_find_every_hand_written_rms_norm_of_the_sample(zoo):
     result = scan([str(zoo / f"modeling_{m}.py") for m in ("t5", "llama", "bert")], load_rules(["modern"]), jobs=1)
     found = {(model_of(m.file), m.rule, m.class_) for m in result.matches}
     assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm")}
+
+
+def test_rules_leave_module_level_functions_alone_unless_their_scope_says_functions(tmp_path):
+    # softmax keeps the paper's scope (methods): the call inside the shared function is
+    # analysed (it is on the forward's path) but not matched; tanh_gelu has `scope: functions`
+    source = tmp_path / "m.py"
+    source.write_text("""
+import torch
+import torch.nn.functional as F
+from torch import nn
+def probs(x):
+    return F.softmax(x, dim=-1)
+def gelu(x):
+    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+class Attn(nn.Module):
+    def forward(self, x):
+        return gelu(probs(x))
+""")
+    matches = scan([str(source)], load_rules(["softmax", "tanh_gelu"]), jobs=1).matches
+    assert [(m.rule, m.line, m.function) for m in matches] == [("tanh_gelu", 8, "gelu")]
