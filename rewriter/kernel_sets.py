@@ -57,6 +57,12 @@ _NO_GAIN: dict[str, str] = {
         LEFT_OUT + "not measured (no benchmark model has it), folds like conv_batchnorm",
     "adopter.kernels.rms_normalize":
         LEFT_OUT + "mixed results (T5 training 0.85-1.03x on H100)",
+    # tanh_gelu's one zoo model is not one of the nine: `python -m evaluation.patch_zoo --kernels
+    # torch --models bloom`, then `python -m evaluation.bench.models --device cpu --models bloom
+    # --no-compile --repeats 3` (small sizes), medians against vanilla
+    "torch.nn.functional.gelu":
+        LEFT_OUT + "not shown to help (Bloom on CPU: training 1.01x, inference latency 1.12x; "
+        "not measured on a GPU)",
 }
 
 KERNEL_SETS: dict[str, dict[str, str | Left]] = {
