@@ -61,6 +61,15 @@ def test_malformed_rules_name_file_line_and_column(text, line, col, message):
     assert message in diagnostic.message
 
 
+def test_a_binary_node_may_end_in_a_constant_and_scope_is_checked():
+    rule = parse_rule("rule: half\nscope: functions\nforward: $x * 0.5 -> $h => _\n", "rules/x/half.adopt")
+    assert rule.scope == "functions" and [i.arg.const for i in rule.forward_source[0].inputs] == [None, "0.5"]
+    assert "not function_node(X1)" not in compile_rule(rule)
+    assert "not function_node(X1)" in compile_rule(parse_rule("rule: half\nforward: $x * 0.5 -> $h => _\n", "rules/x/half.adopt"))
+    with pytest.raises(AdopterError, match="scope must be `methods` or `functions`"):
+        parse_rule("rule: half\nscope: everywhere\nforward: $x * 0.5 -> $h => _\n", "rules/x/half.adopt")
+
+
 def test_rules_are_data_nothing_is_evaluated():
     rule = parse_rule('rule: data\nforward: os.system("rm -rf /") -> $y => _\n', "data.adopt")
     assert rule.forward_source[0].callee == "os.system"
