@@ -22,7 +22,7 @@ from extractor.python_facts import FileFacts
 from rules.compiler import compile_rule
 from rules.model import Rule
 
-REPORTED = {"match_node", "match_ctor", "report_site", "report_lit", "report_out", "report_input",
+REPORTED = {"match_node", "match_ctor", "match_eager", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_obj_use"}
 
 
@@ -42,12 +42,16 @@ class Match:
     # What the rewriter needs, one entry per pattern node, in pattern order (see `_site`):
     nodes: list[dict] = field(default_factory=list)
     ctors: list[dict] = field(default_factory=list)
+    # Where a value the match computes is also read elsewhere: one list of guard literals per
+    # such read, all of which hold when it happens. The match holds on the paths where no
+    # list holds entirely (a guarded rewrite keeps the original code on the others).
+    eager_when: list[list[dict]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         data = asdict(self)
         data["class"] = data.pop("class_")
-        order = ["rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path", "col",
-                 "end_col", "nodes", "ctors"]
+        order = ["rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path",
+                 "eager_when", "col", "end_col", "nodes", "ctors"]
         return {key: data[key] for key in order}
 
     @property
@@ -115,14 +119,27 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         groups.setdefault((name.string, root, nodes, ctors), {"nodes": {}, "ctors": {}})["nodes"][index.number] = node
     for name, root, nodes, ctors, index, ctor in model.get("match_ctor"):
         groups.setdefault((name.string, root, nodes, ctors), {"nodes": {}, "ctors": {}})["ctors"][index.number] = ctor.number
+    eager: dict[tuple, dict] = {}
+    for name, root, nodes, ctors, read, text, polarity in model.get("match_eager"):
+        reads = eager.setdefault((name.string, root, nodes, ctors), {})
+        reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
     found: dict[tuple, Match] = {}
-    for (rule_id, _, _, _), group in groups.items():
-        rule = by_id[rule_id]
+    for key, group in groups.items():
+        rule = by_id[key[0]]
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
+        match.eager_when = _alternatives(eager.get(key, {}).values())
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
+
+
+def _alternatives(reads) -> list[list[dict]]:
+    """One list of literals per read (all hold when it happens), without duplicates and
+    without a list that includes another (`a` already covers `a and b`)."""
+    sets = sorted({frozenset(r) for r in reads}, key=lambda s: (len(s), sorted(s)))
+    kept = [s for i, s in enumerate(sets) if not any(k < s or (k == s and j < i) for j, k in enumerate(sets))]
+    return [[{"condition": text, "holds": holds} for text, holds in sorted(s)] for s in kept]
 
 
 def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:

@@ -132,6 +132,13 @@ def compile_rule(rule: Rule) -> str:
                      f"{not_consumer}, not merge_{name}_{m}({head_args}, Y, P), not avoidable_{name}({head_args}, Y).")
         lines.append(f"bad_{name}({head_args}) :- cand_{name}({head_args}), loose_read({xs[m]}, K, E), "
                      f"not merge_{name}_{m}({head_args}, K, E), not avoidable_{name}({head_args}, read(K, E)).")
+        # ... and for a match, each such read W with the literals under which it happens (the
+        # rewriter keeps the original code when all of one read's literals hold, or refuses)
+        lines.append(f"eager_{name}({head_args}, Y, T, Q) :- match_{name}({head_args}), input_from(Y, P, {xs[m]}), "
+                     f"{not_consumer}, not merge_{name}_{m}({head_args}, Y, P), node_lit(Y, T, Q), "
+                     f"not lit_{name}({head_args}, T, Q).")
+        lines.append(f"eager_{name}({head_args}, read(K, E), T, P) :- match_{name}({head_args}), loose_read({xs[m]}, K, E), "
+                     f"not merge_{name}_{m}({head_args}, K, E), read_lit(K, E, T, P), not lit_{name}({head_args}, T, P).")
     # an extra read under a guard the match does not need leaves a path where the fusion holds
     lines += [f"lit_{name}({head_args}, T, P) :- cand_{name}({head_args}), node_lit({x}, T, P)." for x in xs]
     lines.append(f"avoidable_{name}({head_args}, Y) :- cand_{name}({head_args}), input_from(Y, _, _), "
@@ -146,6 +153,8 @@ def compile_rule(rule: Rule) -> str:
     lines.append(f"match({q(name)}, R, {nodes}, {ctors}) :- match_{name}({head_args}).")
     for i, x in enumerate(xs):
         lines.append(f"match_node({q(name)}, R, {nodes}, {ctors}, {i}, {x}) :- match_{name}({head_args}).")
+    if any(l.startswith(f"eager_{name}") for l in lines):
+        lines.append(f"match_eager({q(name)}, R, {nodes}, {ctors}, W, T, P) :- eager_{name}({head_args}, W, T, P).")
     for j, c in enumerate(cs):
         lines.append(f"match_ctor({q(name)}, R, {nodes}, {ctors}, {j}, {c}) :- match_{name}({head_args}).")
     return "\n".join(lines) + "\n"
