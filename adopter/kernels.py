@@ -153,3 +153,14 @@ def rms_normalize(x: torch.Tensor, eps: float, upcast: bool = False) -> torch.Te
     float32 with `upcast` (the original multiplies `x` by a float32 factor), else `x`'s dtype."""
     out = F.rms_norm(x.float(), (x.shape[-1],), eps=eps)
     return out if upcast else out.to(x.dtype)
+
+
+def sdpa_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
+                   divisor, dropout: nn.Dropout) -> torch.Tensor:
+    """`dropout(softmax(query @ key.transpose(-1, -2) / divisor + mask)) @ value` as PyTorch's
+    fused `scaled_dot_product_attention` (flash / memory-efficient kernels on CUDA): the
+    attention probabilities are never materialised, so the caller must not need them."""
+    p = dropout.p if dropout.training else 0.0
+    if mask is not None and mask.is_floating_point() and mask.dtype != query.dtype:
+        mask = mask.to(query.dtype)  # SDPA takes a float mask only in the query's dtype (as autocast would cast it)
+    return F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=p, scale=1.0 / float(divisor))

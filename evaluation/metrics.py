@@ -51,6 +51,7 @@ def location_summary(matches: pd.DataFrame, truth: pd.DataFrame, rules: list[str
     """Per-rule summary (`rule gt tp fp fn precision recall`, plus `total`) and the
     differing locations (`kind` fp/fn)."""
     joined = matches.merge(truth[KEY], on=KEY, how="outer", indicator=True)
+    joined = joined[joined["rule"].isin(rules)]  # other rules (the modern pack) have no ground truth
     rows = []
     for rule in rules + ["total"]:
         part = joined if rule == "total" else joined[joined["rule"] == rule]

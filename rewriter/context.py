@@ -42,6 +42,10 @@ class FileContext:
     def statement_line(self, span, what: str) -> cst.SimpleStatementLine:
         return self.node("SimpleStatementLine", span, what)
 
+    def line(self, node: cst.CSTNode) -> int:
+        """The first line of a node of this file's tree."""
+        return self.key_of[id(node)][1]
+
     def position(self, statement: cst.CSTNode) -> tuple[cst.CSTNode, int]:
         """The block (IndentedBlock or Module) holding `statement`, and its index there."""
         return self.where[id(statement)]

@@ -30,7 +30,8 @@ from adopter.scan import Match
 from rewriter.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
 from rewriter.kernel_sets import PAPER, kernel_for
 from rewriter.context import FileContext
-from rewriter.spans import EditSet, Unsafe
+from rewriter.guarded import plan_guarded
+from rewriter.spans import EditSet, Unsafe, inside
 from rules.model import Input, PatternNode, Rule
 
 KERNEL_HELPERS = "adopter.kernels.load_renamed"
@@ -229,7 +230,11 @@ class _Planner:
         source, target = self.rule.forward_source, self.rule.forward_target
         if not target:
             return
-        if len(target) == len(source) and all(t.output == s.output for s, t in zip(source, target)):
+        if self.rule.fallback == "eager":
+            if len(target) != 1 or target[0].output != source[-1].output:
+                raise Unsafe("`fallback: eager` needs a one-node target with the last node's output")
+            plan_guarded(self, target[0])
+        elif len(target) == len(source) and all(t.output == s.output for s, t in zip(source, target)):
             for i, (s, t) in enumerate(zip(source, target)):
                 if s.callee != t.callee or s.inputs != t.inputs:
                     self.substitute(i, t)
@@ -263,6 +268,9 @@ class _Planner:
 
     def fuse(self, target: PatternNode) -> None:
         source, sites = self.rule.forward_source, self.match.nodes
+        if self.match.eager_when:  # the folded statements' values are still read on some paths
+            when = " and ".join(f"{'' if l['holds'] else 'not '}{l['condition']}" for l in self.match.eager_when[0])
+            raise Unsafe(f"a value the fusion removes is also read when {when}; the rule has no `fallback: eager`")
         last = sites[-1]
         for site in sites:
             if site["sequential"]:
@@ -283,7 +291,7 @@ class _Planner:
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
-            if any(_inside(site["span"], other) for other in spans):
+            if any(inside(site["span"], other) for other in spans):
                 self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
                 continue
             line = self.ctx.statement_line(site["stmt"], f"node {i + 1}'s statement")
@@ -345,7 +353,7 @@ class _Planner:
                 if self.ctx.position(if_node) == (block_a, index_a + 1):
                     self.scope(lines[:-1], if_node, which)
                     return
-            raise Unsafe(f"statements between line {_line(self.ctx, a)} and line {_line(self.ctx, b)}: "
+            raise Unsafe(f"statements between line {self.ctx.line(a)} and line {self.ctx.line(b)}: "
                          "only adjacent statements (or an `if` right after) are folded")
 
     def scope(self, moved: list[cst.SimpleStatementLine], if_node: cst.If, which: str) -> None:
@@ -373,14 +381,6 @@ class _Planner:
 _CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
 TENSOR_METHOD = "torch.Tensor."
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-
-
-def _inside(inner, outer) -> bool:
-    return tuple(outer[:2]) <= tuple(inner[:2]) and tuple(inner[2:]) <= tuple(outer[2:]) and inner != outer
-
-
-def _line(ctx: FileContext, node: cst.CSTNode) -> int:
-    return ctx.key_of[id(node)][1]
 
 
 def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:

@@ -18,6 +18,11 @@ NodeKey = tuple[str, int, int, int, int]  # CST node type, start line, start col
 EditFn = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
 
 
+def inside(inner, outer) -> bool:
+    """Whether span `inner` lies strictly inside span `outer` (line, col, end_line, end_col)."""
+    return tuple(outer[:2]) <= tuple(inner[:2]) and tuple(inner[2:]) <= tuple(outer[2:]) and inner != outer
+
+
 class Unsafe(Exception):
     """The rewriter cannot transform a match safely; the reason is the message."""
 

@@ -108,6 +108,8 @@ def _check(rule: Rule) -> None:
         raise _error(path, None, None, f"guards must be `feasible` or `equal`, not {rule.guards!r}")
     if rule.scope not in ("methods", "functions"):
         raise _error(path, None, None, f"scope must be `methods` or `functions`, not {rule.scope!r}")
+    if rule.fallback not in ("none", "eager"):
+        raise _error(path, None, None, f"fallback must be `none` or `eager`, not {rule.fallback!r}")
     if rule.anchor not in ("forward", "init"):
         raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
     if not rule.forward_source:

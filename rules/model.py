@@ -41,6 +41,7 @@ class Rule:
     kernel: str = "paper"
     guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
     scope: str = "methods"  # "methods": nodes in forward and its self-helpers; "functions": also in module-level functions they call
+    fallback: str = "none"  # "eager": the rewrite keeps the original under `if <the paths where the match fails>:`
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)
     forward_source: list[PatternNode] = field(default_factory=list)

@@ -116,3 +116,48 @@ def test_load_renamed_can_save_under_the_original_names():
     again = nn.Sequential(_New(save_original=True))
     again.load_state_dict(saved, strict=True)  # and the patched model reads its own checkpoints
     assert torch.equal(again[0].fused.layer_norm.weight, outer[0].fused.layer_norm.weight)
+
+
+def test_sdpa_attention_is_the_manual_attention_it_replaces():
+    from adopter.kernels import sdpa_attention
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 4, generator=gen) for _ in range(3))
+    mask = torch.randn(2, 1, 1, 5, generator=gen, dtype=torch.float64)  # another dtype: cast like autocast would
+    dropout = nn.Dropout(0.1).eval()
+    want = torch.softmax(q @ k.transpose(-1, -2) / 2.0 + mask.float(), dim=-1) @ v
+    assert torch.allclose(sdpa_attention(q, k, v, mask, 2.0, dropout), want, atol=1e-6)
+    assert torch.allclose(sdpa_attention(q, k, v, None, 2.0, dropout),
+                          torch.softmax(q @ k.transpose(-1, -2) / 2.0, dim=-1) @ v, atol=1e-6)
+
+
+def test_guarded_rewrite_of_the_fixture_computes_what_the_original_does_on_every_path():
+    """Every combination of the guard's conditions, original against patched (eval mode)."""
+    import itertools
+    import types
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    # the patched text is tests/golden's, checked against the rewriter by tests/test_guarded.py
+    texts = {"original": (root / "rules" / "modern" / "manual_attention.py").read_text(),
+             "patched": (root / "tests" / "golden" / "manual_attention.patched.py").read_text()}
+    assert "sdpa_attention(" in texts["patched"]
+    modules = []
+    for name, text in texts.items():
+        module = types.ModuleType(name)
+        exec(compile(text, f"<{name}>", "exec"), module.__dict__)
+        modules.append(module)
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, 3, 5, 4, generator=gen) for _ in range(3))
+    mask, head_mask = torch.randn(2, 1, 1, 5, generator=gen), torch.rand(3, 1, 1, generator=gen)
+    for kind, use_mask, use_head_mask, output_attentions in itertools.product(
+            ("absolute", "relative_key"), (True, False), (True, False), (True, False)):
+        config = types.SimpleNamespace(head_size=4, attention_probs_dropout_prob=0.1, position_embedding_type=kind)
+        a, b = (m.BertLike(config).eval() for m in modules)
+        args = (q, k, v, mask if use_mask else None, head_mask if use_head_mask else None, output_attentions)
+        for x, y in zip(a(*args), b(*args)):
+            assert torch.allclose(x, y, atol=1e-6), (kind, use_mask, use_head_mask, output_attentions)
+    for name in ("Plain", "ProbabilitiesReturnedWhenAsked"):
+        a, b = (getattr(m, name)().eval() for m in modules)
+        for x, y in zip(a(q, k, v, mask), b(q, k, v, mask)):
+            assert torch.allclose(x, y, atol=1e-6)

@@ -1,0 +1,68 @@
+"""Guarded rewrites (`fallback: eager`): the literals a match reports in `eager_when`, the
+Boolean simplification of the guard, and the decided `if`s of the fused copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import os
+
+from adopter.scan import scan
+from rewriter.conditions import Conditions, decided, simplify
+from rewriter.patch import patch_source
+from rules.registry import load_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "rules" / "modern" / "manual_attention.py"
+PATCHED = ROOT / "tests" / "golden" / "manual_attention.patched.py"  # run against FIXTURE by tests/test_kernels.py
+
+
+def _conditions(alternatives):
+    return [[(c["condition"], c["holds"]) for c in conj] for conj in alternatives]
+
+
+def test_eager_when_lists_each_outside_read_with_its_literals():
+    matches = scan([str(FIXTURE)], load_rules(["manual_attention"]), jobs=1, cache_dir=None).matches
+    by_class = {m.class_: m for m in matches}
+    bert = _conditions(by_class["BertLike"].eager_when)
+    # the head-mask product, the relative scores and the conditional expression that returns the probabilities
+    assert [("head_mask is not None", True)] in bert
+    assert [("output_attentions", True)] in bert
+    assert [('self.position_embedding_type == "relative_key"', True)] in bert
+    assert by_class["BertLike"].path == [{"condition": "attention_mask is not None", "holds": True}]
+    assert _conditions(by_class["ProbabilitiesReturnedWhenAsked"].eager_when) == [[("output_attentions", True)]]
+    assert by_class["Plain"].eager_when == []
+
+
+def test_simplify_absorbs_and_resolves():
+    a, b = ("a", True), ("b", True)
+    a_or_b = ("a or b", True)
+    assert simplify([[a, a_or_b]]) == [[a]]                      # a and (a or b) is a
+    assert simplify([[a], [("a", False), b]]) == [[a], [b]]       # a or (not a and b) is a or b
+    assert simplify([[a], [a, b]]) == [[a]]                       # a or (a and b) is a
+
+
+def test_negated_literals_keep_the_source_spelling():
+    conditions = Conditions()
+    assert conditions.text(conditions.literal("mask is not None", False)) == "mask is None"
+    assert conditions.text(conditions.literal('kind == "relative"', False)) == 'kind != "relative"'
+    assert conditions.text(conditions.literal("not output_attentions", True)) == "not output_attentions"
+    assert conditions.text(conditions.literal("a or b", False)) == "not (a or b)"
+    assert conditions.disjunction([[("x", True), ("y", False)]]) == ["(x and not y)"]
+
+
+def test_decided_follows_and_or_not_over_known_literals():
+    known = {"a": False, "b": False}
+    assert decided("a or b", known) is False
+    assert decided("not a", known) is True
+    assert decided("a and c", known) is False
+    assert decided("c or a", known) is None
+
+
+def test_the_patched_fixture_that_test_kernels_runs_is_the_rewriters_output():
+    rules = load_rules(["manual_attention"])
+    matches = scan([str(FIXTURE)], rules, jobs=1, cache_dir=None).matches
+    patched = patch_source(str(FIXTURE), FIXTURE.read_text(), matches, {r.id: r for r in rules}, kernels="torch").patched
+    if os.environ.get("ADOPTER_UPDATE_GOLDEN"):
+        PATCHED.write_text(patched)
+    assert patched == PATCHED.read_text()
