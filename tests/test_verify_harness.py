@@ -92,6 +92,17 @@ def test_changed_constant_is_a_failure_with_a_difference(tmp_path):
     assert "not allclose" in result.reason
 
 
+def test_a_float32_rounding_difference_is_verified_in_float64_and_says_so(tmp_path):
+    # the same function, computed through a large intermediate: float32 loses the low bits
+    patched = altered_copy(tmp_path, "bert", "BertSelfOutput",
+                           "self.LayerNorm(hidden_states + input_tensor)",
+                           "self.LayerNorm((hidden_states + 1e4) + input_tensor - 1e4)")
+    result = compare("bert", zoo_file("bert"), patched)
+    assert result.status == "verified", result.reason
+    assert "in float64 (float32 differed:" in result.reason
+    assert torch.get_default_dtype() == torch.float32  # restored for whatever runs next
+
+
 def test_same_outputs_with_other_gradients_is_a_failure(tmp_path):
     # eval outputs are unchanged; nothing upstream of the dense layer gets a gradient
     patched = altered_copy(tmp_path, "bert", "BertSelfOutput",

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from dataclasses import dataclass
 
 _SKIP = ("from ", "import ", "else:", "#")
+# a line holding only brackets (and the keyword that opens them) runs no code of its own:
+# Python reports no line event there (`if (` and `):` around a long condition)
+_BRACKETS_ONLY = re.compile(r"^((if|elif|while|return)\s*)?[(\[{]$|^[)\]}]+:?$")
 
 
 @dataclass(frozen=True)
@@ -27,16 +31,19 @@ class AddedLine:
 
 
 def added_lines(original: str, patched: str) -> list[AddedLine]:
-    """Lines of `patched` that the patch added (imports, `else:` and comments aside)."""
+    """Lines of `patched` that the patch added (imports, `else:`, comments and lines of
+    brackets aside). Lines compare without their indentation: an original statement that
+    a guarded rewrite only indented (under `if <fallback condition>:`) is not added."""
     a, b = original.splitlines(), patched.splitlines()
     owner = _line_owner(patched)
     lines = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(None, [x.strip() for x in a], [x.strip() for x in b], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag not in ("replace", "insert"):
             continue
         for j in range(j1, j2):
             text = b[j].strip()
-            if text and not text.startswith(_SKIP):
+            if text and not text.startswith(_SKIP) and not _BRACKETS_ONLY.match(text):
                 near = i1 + min(j - j1, max(i2 - i1 - 1, 0))
                 lines.append(AddedLine(j + 1, near + 1, owner.get(j + 1)))
     return lines
