@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=None, help="untimed steps first (default 2 on CPU, 5 on CUDA)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
     parser.add_argument("--only-compile", action="store_true", help="only vanilla and the torch.compile variants")
+    parser.add_argument("--variants", help="comma-separated variants to run (default: every one the model has)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each variant (fresh interpreters, alternating order); the medians are kept")
     parser.add_argument("--timeout", type=float, default=900)
@@ -292,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for model in args.models.split(","):
         chosen = [v for v in variants(model) if not (args.no_compile and v.startswith("compile("))
-                  and not (args.only_compile and not (v == "vanilla" or v.startswith("compile(")))]
+                  and not (args.only_compile and not (v == "vanilla" or v.startswith("compile(")))
+                  and (not args.variants or v in args.variants.split(","))]
         for repeat in range(args.repeats):
             # every other repeat in reverse order, so no variant always runs first (warm disks, clocks)
             for variant in chosen if repeat % 2 == 0 else chosen[::-1]:
