@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # plan.py imports this module
     from rewriter.plan import _Planner
     from rules.model import PatternNode
 
+
 def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     match, ctx, source = planner.match, planner.ctx, planner.rule.forward_source
     sites = match.nodes
@@ -279,19 +280,11 @@ def _target_call(planner: "_Planner", target: "PatternNode", source, expressions
             if item.arg.var and item.arg.var not in produced and item.arg.var not in external:
                 if item.arg.var not in planner.ctors:
                     external[item.arg.var] = _input(expressions[i], item, method)
-    args = []
-    for item in target.inputs:
-        var = item.arg.var
-        if var and (var in planner.members or var in planner.ctors):
-            value = planner.object(var)
-        elif var:
-            if var not in external:
-                raise Unsafe(f"{var} is not an input of the matched nodes")
-            value = external[var]
-        else:
-            value = cst.parse_expression(item.arg.const or item.arg.code)
-        args.append(cst.Arg(value) if isinstance(item.position, int) else
-                    cst.Arg(value, keyword=cst.Name(item.position),
-                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                  whitespace_after=cst.SimpleWhitespace(""))))
+
+    def input_value(var: str) -> cst.BaseExpression:
+        if var not in external:
+            raise Unsafe(f"{var} is not an input of the matched nodes")
+        return external[var]
+
+    args = planner.target_args(target, input_value)
     return cst.Call(func=planner.callee(target.callee), args=args)

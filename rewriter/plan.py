@@ -309,28 +309,37 @@ class _Planner:
         func = self.callee(target.callee)
         last_pattern, n = source[-1], len(source) - 1
 
+        def input_value(var: str) -> cst.BaseExpression:
+            if var not in external or external[var] not in captured:
+                raise Unsafe(f"{var} is not an input of the matched nodes")
+            return captured[external[var]]
+
         def replace(node: cst.Call | cst.BinaryOperation) -> cst.Call:
             _capture(n, last_pattern, node, captured)
-            args = []
-            for item in target.inputs:
-                var = item.arg.var
-                if var and (var in self.members or var in self.ctors):
-                    value = self.object(var)
-                elif var:
-                    if var not in external or external[var] not in captured:
-                        raise Unsafe(f"{var} is not an input of the matched nodes")
-                    value = captured[external[var]]
-                else:
-                    value = cst.parse_expression(item.arg.const or item.arg.code)
-                if isinstance(item.position, int):
-                    args.append(cst.Arg(value))
-                else:
-                    args.append(cst.Arg(value, keyword=cst.Name(item.position), equal=_TIGHT_EQUAL))
+            args = self.target_args(target, input_value)
             if isinstance(node, cst.BinaryOperation):  # a call needs no parentheses of its own
                 return cst.Call(func=func, args=args)
             return cst.Call(func=func, args=args, lpar=node.lpar, rpar=node.rpar)
 
         self.plan.edits.at(self.expression_key(last_pattern, last, "the last node")).fns.append(replace)
+
+    def target_args(self, target: PatternNode, input_value) -> list[cst.Arg]:
+        """The arguments of a one-node target: constructed objects, `input_value(var)` for an
+        input of the matched nodes, constants and source text as written."""
+        args = []
+        for item in target.inputs:
+            var = item.arg.var
+            if var and (var in self.members or var in self.ctors):
+                value = self.object(var)
+            elif var:
+                value = input_value(var)
+            else:
+                value = cst.parse_expression(item.arg.const or item.arg.code)
+            if isinstance(item.position, int):
+                args.append(cst.Arg(value))
+            else:
+                args.append(cst.Arg(value, keyword=cst.Name(item.position), equal=_TIGHT_EQUAL))
+        return args
 
     def expression_key(self, pattern: PatternNode, site: dict, what: str) -> tuple:
         """The edit key of a matched node's call or binary operation (refused when it is neither)."""
