@@ -22,7 +22,7 @@ from extractor.python_facts import FileFacts
 from rules.compiler import compile_rule
 from rules.model import Rule
 
-REPORTED = {"match_node", "match_ctor", "match_eager", "report_site", "report_lit", "report_out", "report_input",
+REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_obj_use"}
 
 
@@ -46,6 +46,9 @@ class Match:
     # such read, all of which hold when it happens. The match holds on the paths where no
     # list holds entirely (a guarded rewrite keeps the original code on the others).
     eager_when: list[list[dict]] = field(default_factory=list)
+    # For `fallback: eager` rules: reads outside the match that may see a removed value on a
+    # path the guard cannot tell (not in the JSON output; the rewriter refuses such a match).
+    merged_reads: int = 0
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -123,6 +126,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
     for name, root, nodes, ctors, read, text, polarity in model.get("match_eager"):
         reads = eager.setdefault((name.string, root, nodes, ctors), {})
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
+    merged: dict[tuple, int] = {}
+    for name, root, nodes, ctors, _ in model.get("match_merged"):
+        merged[(name.string, root, nodes, ctors)] = merged.get((name.string, root, nodes, ctors), 0) + 1
     found: dict[tuple, Match] = {}
     for key, group in groups.items():
         rule = by_id[key[0]]
@@ -130,6 +136,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
         match.eager_when = _alternatives(eager.get(key, {}).values())
+        match.merged_reads = merged.get(key, 0)
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 

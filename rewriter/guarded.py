@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # plan.py imports this module
 
 def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     match, ctx, source = planner.match, planner.ctx, planner.rule.forward_source
+    if match.merged_reads:
+        raise Unsafe("a value the fusion removes is also read outside the match on a path the guard cannot tell")
     sites = match.nodes
     for site in sites:
         if site["sequential"]:

@@ -139,6 +139,15 @@ def compile_rule(rule: Rule) -> str:
                      f"not lit_{name}({head_args}, T, Q).")
         lines.append(f"eager_{name}({head_args}, read(K, E), T, P) :- match_{name}({head_args}), loose_read({xs[m]}, K, E), "
                      f"not merge_{name}_{m}({head_args}, K, E), read_lit(K, E, T, P), not lit_{name}({head_args}, T, P).")
+        if rule.fallback == "eager":
+            # a read that may see this value or another matched node's (a bypassed `if`) is
+            # fine for a fusion that keeps the bypass, not for a guarded one: its fused copy
+            # computes neither, so such reads by anything but the pattern are reported
+            not_matched = ", ".join(f"Y != {x}" for x in xs)
+            lines.append(f"merged_{name}({head_args}, Y) :- match_{name}({head_args}), input_from(Y, P, {xs[m]}), "
+                         f"{not_matched}, merge_{name}_{m}({head_args}, Y, P).")
+            lines.append(f"merged_{name}({head_args}, read(K, E)) :- match_{name}({head_args}), "
+                         f"loose_read({xs[m]}, K, E), merge_{name}_{m}({head_args}, K, E).")
     # an extra read under a guard the match does not need leaves a path where the fusion holds
     lines += [f"lit_{name}({head_args}, T, P) :- cand_{name}({head_args}), node_lit({x}, T, P)." for x in xs]
     lines.append(f"avoidable_{name}({head_args}, Y) :- cand_{name}({head_args}), input_from(Y, _, _), "
@@ -153,6 +162,8 @@ def compile_rule(rule: Rule) -> str:
     lines.append(f"match({q(name)}, R, {nodes}, {ctors}) :- match_{name}({head_args}).")
     for i, x in enumerate(xs):
         lines.append(f"match_node({q(name)}, R, {nodes}, {ctors}, {i}, {x}) :- match_{name}({head_args}).")
+    if rule.fallback == "eager" and any(l.startswith(f"merged_{name}") for l in lines):
+        lines.append(f"match_merged({q(name)}, R, {nodes}, {ctors}, W) :- merged_{name}({head_args}, W).")
     if any(l.startswith(f"eager_{name}") for l in lines):
         lines.append(f"match_eager({q(name)}, R, {nodes}, {ctors}, W, T, P) :- eager_{name}({head_args}, W, T, P).")
     for j, c in enumerate(cs):

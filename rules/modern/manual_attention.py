@@ -151,3 +151,23 @@ class ScaledByAProduct(nn.Module):
         probs = nn.functional.softmax(scores, dim=-1)
         probs = self.dropout(probs)
         return torch.matmul(probs, v)
+
+
+class ScoresReadAfterAnOptionalAdd(nn.Module):
+    """Flava's shape: a second softmax reads the scores, masked or not: found, not rewritten
+    (the fused copy would compute neither)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask=None):
+        # match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        if mask is not None:
+            scores = scores + mask
+        first = nn.functional.softmax(scores, dim=-1)
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        return torch.matmul(probs, v), first.shape
