@@ -65,6 +65,19 @@ def test_a_refused_match_leaves_its_code_untouched(tmp_path):
     assert patch.patched == source.read_text() and not patch.changed
 
 
+def test_a_fusion_whose_removed_value_is_read_on_some_path_needs_a_fallback(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch\nfrom torch import nn\n\n\nclass A(nn.Module):\n    def __init__(self):\n"
+                      "        super().__init__()\n        self.dropout = nn.Dropout(0.1)\n"
+                      "        self.norm = nn.LayerNorm(4)\n\n    def forward(self, x, r, keep=False):\n"
+                      "        h = self.dropout(x)\n        y = self.norm(h + r)\n"
+                      "        return (y, h) if keep else (y,)\n")
+    patch = patch_file(source, ["dropout_layernorm"])
+    assert [reason for _, reason in patch.refused] == [
+        "a value the fusion removes is also read when keep; the rule has no `fallback: eager`"]
+    assert not patch.changed
+
+
 def test_softmax_dtype_becomes_a_cast_of_the_input(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("import torch\nfrom torch import nn\n\n\nclass A(nn.Module):\n    def forward(self, x, y):\n"
