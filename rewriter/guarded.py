@@ -33,42 +33,9 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     match, ctx, source = planner.match, planner.ctx, planner.rule.forward_source
     if match.merged_reads:
         raise Unsafe("a value the fusion removes is also read outside the match on a path the guard cannot tell")
-    sites = match.nodes
-    for site in sites:
-        if site["sequential"]:
-            raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
-        if (site["class"], site["function"]) != (sites[-1]["class"], sites[-1]["function"]):
-            raise Unsafe(f"the match spans {site['function']} and {sites[-1]['function']}; "
-                         "nodes in a helper method are not rewritten")
-    spans = [s["span"] for s in sites]
-    nested = [any(inside(s["span"], other) for other in spans) for s in sites]
-    expressions = [ctx.nodes.get(planner.expression_key(p, s, f"node {i + 1}")) for i, (p, s) in enumerate(zip(source, sites))]
-    lines = {i: ctx.statement_line(s["stmt"], f"node {i + 1}'s statement") for i, s in enumerate(sites) if not nested[i]}
-    final = max(lines)  # the last matched node's index
-    for i, line in lines.items():
-        small = line.body[0]
-        if i != final and (len(line.body) != 1 or not isinstance(small, cst.Assign) or len(small.targets) != 1
-                          or not isinstance(small.targets[0].target, cst.Name) or small.value is not expressions[i]):
-            raise Unsafe(f"line {sites[i]['span'][0]} is not `name = <matched node>`, so it cannot be folded away")
-
-    # the range: in the innermost block that holds every matched line (directly or inside
-    # `if`s), from the first statement holding one to the last
+    expressions, lines, final = _matched_lines(planner)
     conditions = Conditions()
-    chains = [_chain(ctx, conditions, line) for line in lines.values()]
-    common = next((b for _, b, _ in chains[0] if all(any(b is c for _, c, _ in chain) for chain in chains)), None)
-    if common is None:
-        raise Unsafe("the matched statements are not in one block")
-    required: set[Literal] = set()
-    tops = []
-    for chain in chains:
-        for statement, block, literal in chain:
-            if block is common:
-                tops.append(statement)
-                break
-            required.add(literal)
-    block = common
-    first, last = min(ctx.position(t)[1] for t in tops), max(ctx.position(t)[1] for t in tops)
-    statements = list(block.body[first:last + 1])
+    block, statements, required = _range(ctx, conditions, list(lines.values()))
     _refuse_nested_rewrite(planner, block)
 
     # when the original must run: a required literal fails, or one read's literals all hold
@@ -122,6 +89,49 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
         return updated.with_changes(body=body[:at] + replacement + body[at + len(statements):])
 
     planner.plan.edits.at(ctx.key_of[id(block)]).fns.append(edit)
+
+
+def _matched_lines(planner: "_Planner") -> tuple[list, dict[int, cst.SimpleStatementLine], int]:
+    """Each matched node's expression, the statement of each node not nested in another,
+    and the index of the last: every statement but the last's is `name = <node>`."""
+    ctx, source, sites = planner.ctx, planner.rule.forward_source, planner.match.nodes
+    for site in sites:
+        if site["sequential"]:
+            raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
+        if (site["class"], site["function"]) != (sites[-1]["class"], sites[-1]["function"]):
+            raise Unsafe(f"the match spans {site['function']} and {sites[-1]['function']}; "
+                         "nodes in a helper method are not rewritten")
+    spans = [s["span"] for s in sites]
+    expressions = [ctx.nodes.get(planner.expression_key(p, s, f"node {i + 1}")) for i, (p, s) in enumerate(zip(source, sites))]
+    lines = {i: ctx.statement_line(s["stmt"], f"node {i + 1}'s statement") for i, s in enumerate(sites)
+             if not any(inside(s["span"], other) for other in spans)}
+    final = max(lines)
+    for i, line in lines.items():
+        small = line.body[0]
+        if i != final and (len(line.body) != 1 or not isinstance(small, cst.Assign) or len(small.targets) != 1
+                          or not isinstance(small.targets[0].target, cst.Name) or small.value is not expressions[i]):
+            raise Unsafe(f"line {sites[i]['span'][0]} is not `name = <matched node>`, so it cannot be folded away")
+    return expressions, lines, final
+
+
+def _range(ctx, conditions: Conditions, lines: list) -> tuple[cst.CSTNode, list, set[Literal]]:
+    """The innermost block holding every matched line (directly or inside `if`s), its
+    statements from the first holding one to the last, and the literals of the `if`s passed
+    on the way (the fused copy needs them to hold)."""
+    chains = [_chain(ctx, conditions, line) for line in lines]
+    common = next((b for _, b, _ in chains[0] if all(any(b is c for _, c, _ in chain) for chain in chains)), None)
+    if common is None:
+        raise Unsafe("the matched statements are not in one block")
+    required: set[Literal] = set()
+    tops = []
+    for chain in chains:
+        for statement, block, literal in chain:
+            if block is common:
+                tops.append(statement)
+                break
+            required.add(literal)
+    first, last = min(ctx.position(t)[1] for t in tops), max(ctx.position(t)[1] for t in tops)
+    return common, list(common.body[first:last + 1]), required
 
 
 def _chain(ctx, conditions: Conditions, line: cst.SimpleStatementLine) -> list[tuple[cst.CSTNode, cst.CSTNode, Literal | None]]:
