@@ -89,7 +89,7 @@ def _disjuncts(key: str) -> list[str]:
 def simplify(alternatives: list[list[Literal]]) -> list[list[Literal]]:
     """Sound rewrites of `A1 or A2 or ...` (each A a conjunction of literals):
     `a and (a or b)` is `a`; `a or (not a and b)` is `a or b`; a conjunction that includes
-    another one is covered by it."""
+    another one is covered by it. An empty conjunction is `True`: the result is then `[[]]`."""
     conjs = [set(c) for c in alternatives]
     for conj in conjs:  # absorption inside a conjunction
         for key, holds in list(conj):
@@ -101,7 +101,7 @@ def simplify(alternatives: list[list[Literal]]) -> list[list[Literal]]:
             conj -= {(k, not h) for k, h in singles}
     out: list[set] = []
     for conj in sorted(conjs, key=len):
-        if conj and not any(k <= conj for k in out):
+        if not any(k <= conj for k in out):
             out.append(conj)
     return [sorted(c) for c in out]
 

@@ -41,6 +41,8 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     # when the original must run: a required literal fails, or one read's literals all hold
     eager = [[(text, not holds)] for text, holds in sorted(required)]
     eager += [[conditions.literal(item["condition"], item["holds"]) for item in read] for read in match.eager_when]
+    if simplify(eager) == [[]]:
+        raise Unsafe("the original code would run on every path (the guard is always true)")
     parts = conditions.disjunction(eager)
     _check_stable(ctx, statements, parts)
     known: dict[str, bool] = {text: holds for text, holds in required}  # on the fused path

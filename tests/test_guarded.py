@@ -42,6 +42,8 @@ def test_simplify_absorbs_and_resolves():
     assert simplify([[a, a_or_b]]) == [[a]]                      # a and (a or b) is a
     assert simplify([[a], [("a", False), b]]) == [[a], [b]]       # a or (not a and b) is a or b
     assert simplify([[a], [a, b]]) == [[a]]                       # a or (a and b) is a
+    # a or b or (not a and not b) is always true: nothing is left to fuse on
+    assert simplify([[a], [b], [("a", False), ("b", False)]]) == [[]]
 
 
 def test_negated_literals_keep_the_source_spelling():
