@@ -8,6 +8,7 @@ is reported once.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -126,9 +127,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
     for name, root, nodes, ctors, read, text, polarity in model.get("match_eager"):
         reads = eager.setdefault((name.string, root, nodes, ctors), {})
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
-    merged: dict[tuple, int] = {}
-    for name, root, nodes, ctors, _ in model.get("match_merged"):
-        merged[(name.string, root, nodes, ctors)] = merged.get((name.string, root, nodes, ctors), 0) + 1
+    merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
     found: dict[tuple, Match] = {}
     for key, group in groups.items():
         rule = by_id[key[0]]
@@ -141,11 +140,20 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 
+def minimal_alternatives(conjunctions) -> list[frozenset]:
+    """Alternatives of a disjunction (each a set of literals that all hold), shortest first
+    (in their order otherwise), without repeats and without one that includes another
+    (`a` already covers `a and b`)."""
+    kept: list[frozenset] = []
+    for conj in sorted(map(frozenset, conjunctions), key=len):
+        if not any(k <= conj for k in kept):
+            kept.append(conj)
+    return kept
+
+
 def _alternatives(reads) -> list[list[dict]]:
-    """One list of literals per read (all hold when it happens), without duplicates and
-    without a list that includes another (`a` already covers `a and b`)."""
-    sets = sorted({frozenset(r) for r in reads}, key=lambda s: (len(s), sorted(s)))
-    kept = [s for i, s in enumerate(sets) if not any(k < s or (k == s and j < i) for j, k in enumerate(sets))]
+    """One list of literals per read (all hold when it happens), minimal (see above)."""
+    kept = minimal_alternatives(sorted(reads, key=sorted))
     return [[{"condition": text, "holds": holds} for text, holds in sorted(s)] for s in kept]
 
 

@@ -12,6 +12,7 @@ import ast
 
 import libcst as cst
 
+from adopter.scan import minimal_alternatives
 from rewriter.adapters import code
 from rewriter.spans import Unsafe
 
@@ -52,9 +53,10 @@ class Conditions:
         return f"not ({code(tree)})" if loose else f"not {code(tree)}"
 
     def disjunction(self, alternatives: list[list[Literal]]) -> list[str]:
-        """The text of each alternative (a conjunction), simplified, in order, no repeats."""
+        """The text of each alternative (a conjunction, as `simplify` leaves them), in order,
+        no repeats."""
         parts = []
-        for conj in simplify(alternatives):
+        for conj in alternatives:
             texts = [self.text(lit) for lit in conj]
             parts.append(texts[0] if len(texts) == 1 else "(" + " and ".join(texts) + ")")
         return list(dict.fromkeys(parts))
@@ -99,11 +101,7 @@ def simplify(alternatives: list[list[Literal]]) -> list[list[Literal]]:
     for conj in conjs:  # a or (not a and b)
         if len(conj) > 1:
             conj -= {(k, not h) for k, h in singles}
-    out: list[set] = []
-    for conj in sorted(conjs, key=len):
-        if not any(k <= conj for k in out):
-            out.append(conj)
-    return [sorted(c) for c in out]
+    return [sorted(c) for c in minimal_alternatives(conjs)]
 
 
 def decided(test: str, known: dict[str, bool]) -> bool | None:

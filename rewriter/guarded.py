@@ -41,12 +41,13 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     # when the original must run: a required literal fails, or one read's literals all hold
     eager = [[(text, not holds)] for text, holds in sorted(required)]
     eager += [[conditions.literal(item["condition"], item["holds"]) for item in read] for read in match.eager_when]
-    if simplify(eager) == [[]]:
+    alternatives = simplify(eager)
+    if alternatives == [[]]:
         raise Unsafe("the original code would run on every path (the guard is always true)")
-    parts = conditions.disjunction(eager)
+    parts = conditions.disjunction(alternatives)
     _check_stable(ctx, statements, parts)
     known: dict[str, bool] = {text: holds for text, holds in required}  # on the fused path
-    known.update({conj[0][0]: not conj[0][1] for conj in map(list, _singles(eager))})
+    known.update({conj[0][0]: not conj[0][1] for conj in alternatives if len(conj) == 1})
 
     call = _target_call(planner, target, source, expressions)
     last_line = lines[final]  # its statement stays, with the target call in place of the last node
@@ -158,10 +159,6 @@ def _branch_taken(ctx, statement: cst.If, test: bool) -> list[cst.BaseStatement]
     if isinstance(statement.orelse, cst.If):
         raise Unsafe(f"an `elif` at line {ctx.line(statement.orelse)} in the fused range; not rewritten")
     return list(statement.orelse.body.body) if statement.orelse else []
-
-
-def _singles(eager: list[list[Literal]]) -> list[list[Literal]]:
-    return [c for c in simplify(eager) if len(c) == 1]
 
 
 def _if(parts: list[str], eager: list[cst.BaseStatement], fused: list[cst.BaseStatement]) -> cst.If:

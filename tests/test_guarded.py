@@ -52,7 +52,7 @@ def test_negated_literals_keep_the_source_spelling():
     assert conditions.text(conditions.literal('kind == "relative"', False)) == 'kind != "relative"'
     assert conditions.text(conditions.literal("not output_attentions", True)) == "not output_attentions"
     assert conditions.text(conditions.literal("a or b", False)) == "not (a or b)"
-    assert conditions.disjunction([[("x", True), ("y", False)]]) == ["(x and not y)"]
+    assert conditions.disjunction([[("x", True), ("y", False)], [("z", True)], [("z", True)]]) == ["(x and not y)", "z"]
 
 
 def test_decided_follows_and_or_not_over_known_literals():
