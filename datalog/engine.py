@@ -29,7 +29,7 @@ def main_program(variant: str | None = None) -> Path:
     if variant not in VARIANTS:
         raise ValueError(f"unknown analysis variant {variant!r} (known: full, {', '.join(VARIANTS)})")
     return DATALOG_DIR / f"main_{variant}.lp"
-MATCH_PROGRAMS = (DATALOG_DIR / "match" / "support.lp", DATALOG_DIR / "match" / "report.lp")
+MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp"))
 
 
 class _Builtins:
