@@ -108,20 +108,25 @@ class Model:
         return self.relations.get(name, [])
 
 
-def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
-    """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
+def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = ()) -> clingo.Control:
+    """A clingo control with `programs` and the program `text` (facts, rules) loaded and grounded."""
     messages: list[str] = []
     control = clingo.Control(["--warn=none"], logger=lambda _code, message: messages.append(message))
     try:
         for program in programs:
             control.load(str(program))
-        control.add("base", [], facts_program(facts, relations_read(programs, extra_program)))
-        if extra_program:
-            control.add("base", [], extra_program)
+        control.add("base", [], text)
         control.ground([("base", [])] + list(parts), context=_Builtins())
     except RuntimeError as error:  # clingo logged why: keep its first message, with position
         raise RuntimeError(messages[0].strip() if messages else str(error)) from None
+    return control
+
+
+def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
+          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
+    """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
+    text = facts_program(facts, relations_read(programs, extra_program))
+    control = ground(programs, text + "\n" + extra_program if extra_program else text, parts)
     # The programs are stratified, so grounding alone decides every atom (all become
     # facts): read the wanted relations straight from the grounder, without solving.
     wanted = set(keep) if keep is not None else None

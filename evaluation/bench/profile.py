@@ -1,0 +1,153 @@
+"""`make profile`: where the cold analysis of a file goes, step by step (measure first).
+
+Steps, on a sample of zoo files (every `--every`-th), each cumulative over the last:
+  parse          `ast.parse`, the yardstick of DESIGN.md §6
+  extract        facts from source (it parses too)
+  fact text      the facts as clingo program text
+  then the Datalog: the same facts loaded and grounded with the programs of `main.lp`
+  in include order, then the match programs, then the compiled bundled rules. Each
+  row is what its step adds; the first Datalog row, `schema/facts.lp`, is clingo
+  reading the facts alone.
+Cost is counted in instructions with valgrind (`--instructions`, the default when
+valgrind is installed: exact, so a change of a few percent shows; each step runs in its
+own process under callgrind, ~1 min per step on 4 files) or else in CPU seconds of this
+process (min of `--repeat`; on a shared VM a step moves by 5-10% from run to run, so
+small steps can come out negative). Writes build/bench/profile.tsv (step, cost, unit,
+per_file, share, ratio_to_parse) and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import clingo
+import pandas as pd
+
+from adopter.atomic import atomic_write_text
+from adopter.scan import rules_program
+from adopter.sources import extract_text
+from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS
+from datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, facts_program, ground, relations_read
+from rules.registry import load_rules
+
+STRUCTURES = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])]
+
+
+def datalog_steps() -> list[tuple[str, list[Path], str]]:
+    """(name, programs, extra program text) for each cumulative Datalog step."""
+    includes = [MAIN_PROGRAM.parent / name for name in re.findall(r'#include "([^"]+)"', MAIN_PROGRAM.read_text())]
+    out, loaded = [], []
+    for program in includes + list(MATCH_PROGRAMS):
+        loaded = loaded + [program]
+        out.append((str(program.relative_to(DATALOG_DIR)), loaded, FORWARD_ROOTS))
+    out.append(("compiled rules (all bundled)", loaded, FORWARD_ROOTS + "\n" + rules_program(load_rules())))
+    return out
+
+
+def step_names() -> list[str]:
+    return ["start", "parse", "extract", "fact text"] + [name for name, _, _ in datalog_steps()]
+
+
+def run_step(files: list[Path], step: int) -> None:
+    """Do everything up to step `step` (an index into `step_names`) on `files`, once.
+
+    Every result is dropped at once: keeping them alive makes the garbage collector
+    rescan them, which is not the work measured (`make bench` parses the same way)."""
+    sources = [(f, f.read_text()) for f in files]
+    if step == 1:
+        for _, text in sources:
+            ast.parse(text)
+        return
+    if step < 2:
+        return
+    steps = datalog_steps()
+    relations = relations_read(steps[-1][1], steps[-1][2])  # every step loads the same facts
+    for path, text in sources:
+        facts = extract_text(text, path)[0]
+        if step >= 3 and facts is not None:
+            program = facts_program(facts, relations)
+            if step >= 4:
+                _, programs, extra = steps[step - 4]
+                parts = STRUCTURES if any(p.name == "structures.lp" for p in programs) else []
+                ground(programs, program + "\n" + extra, parts)
+
+
+def instructions(files: list[Path], step: int, every: int, zoo: Path) -> int:
+    """Instructions executed by a child process doing `run_step(files, step)`, counted by callgrind."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m",
+                          "evaluation.bench.profile", "--child", str(step), "--every", str(every), "--zoo", str(zoo)],
+                         capture_output=True, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+    if out.returncode or not found:
+        raise SystemExit(f"profile: step {step} failed under valgrind:\n{out.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def cpu_seconds(files: list[Path], step: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        run_step(files, step)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zoo", type=Path, default=Path("hf_models"))
+    parser.add_argument("--every", type=int, default=None,
+                        help="profile every N-th zoo file (default: 50 with --instructions, i.e. 4 files; else 5, 40 files)")
+    parser.add_argument("--instructions", action=argparse.BooleanOptionalAction, default=None,
+                        help="count instructions with valgrind (default: when valgrind is installed)")
+    parser.add_argument("--repeat", type=int, default=2, help="CPU-time runs per step (the minimum is kept)")
+    parser.add_argument("--out", type=Path, default=Path("build/bench"))
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    counting = args.instructions if args.instructions is not None else shutil.which("valgrind") is not None
+    every = args.every or (50 if counting else 5)
+    files = sorted(args.zoo.glob("*.py"))[::every]
+    if args.child is not None:
+        run_step(files, args.child)
+        return 0
+    if not files:
+        raise SystemExit(f"profile: no .py files in {args.zoo} (run `make zoo`)")
+
+    names = step_names()
+    if counting:
+        with ThreadPoolExecutor(2) as pool:  # each child is single-threaded; the counts do not depend on load
+            totals = list(pool.map(lambda step: instructions(files, step, every, args.zoo), range(len(names))))
+        unit, scale = "M instructions", 1e6
+    else:
+        totals = [cpu_seconds(files, step, args.repeat) for step in range(len(names))]
+        unit, scale = "s", 1.0
+    # each step's own cost: its total minus the step it builds on (parse and extract both start from reading)
+    base = {1: 0, 2: 0}
+    rows = [(names[i], (totals[i] - totals[base.get(i, i - 1)]) / scale) for i in range(1, len(names))]
+    frame = pd.DataFrame(rows, columns=["step", "cost"])
+    frame.loc[3, "step"] = f"{frame.loc[3, 'step']} (reading the facts)"
+    parse = frame.loc[0, "cost"]
+    total = frame["cost"].iloc[1:].sum()  # everything a cold run does per file (extraction parses)
+    frame["unit"] = unit
+    frame["per_file"] = (frame["cost"] / len(files)).round(3)
+    frame["share"] = (frame["cost"] / total).round(3)
+    frame.loc[0, "share"] = None
+    frame["ratio_to_parse"] = (frame["cost"] / parse).round(2)
+    frame["cost"] = frame["cost"].round(3)
+    atomic_write_text(args.out / "profile.tsv", frame.to_csv(sep="\t", index=False))
+    how = "instructions (valgrind)" if counting else f"CPU seconds, min of {args.repeat}"
+    print(f"{len(files)} files (every {every}th zoo file), one core, {how} ({args.out}/profile.tsv); "
+          f"all steps but parse: {total:.3g} {unit} = {total / parse:.1f}x parse")
+    print(frame.to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
