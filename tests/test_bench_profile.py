@@ -1,0 +1,27 @@
+"""`make profile` bookkeeping (evaluation/bench/profile.py): its steps follow `main.lp` and
+each cumulative step grounds on its own. What the steps cost is measured by the profile,
+never here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from datalog.engine import MAIN_PROGRAM
+from evaluation.bench import profile
+
+FIXTURE = Path(__file__).resolve().parents[1] / "rules" / "paper" / "dropout_layernorm.py"
+
+
+def test_the_datalog_steps_are_main_lp_in_include_order_then_the_match_programs_then_the_rules():
+    includes = re.findall(r'#include "([^"]+)"', MAIN_PROGRAM.read_text())
+    steps = profile.datalog_steps()
+    assert [name for name, _, _ in steps[:len(includes)]] == includes
+    assert [name for name, _, _ in steps[len(includes):-1]] == ["match/support.lp", "match/checks.lp", "match/report.lp"]
+    assert all(len(programs) == i + 1 for i, (_, programs, _) in enumerate(steps[:-1]))  # cumulative
+    assert "cand(m(" in steps[-1][2] and steps[-1][1] == steps[-2][1]  # the rules add text, not programs
+
+
+def test_every_step_runs_on_its_own():
+    for step in range(len(profile.step_names())):
+        profile.run_step([FIXTURE], step)  # a step that cannot ground alone raises here
