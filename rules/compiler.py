@@ -1,4 +1,4 @@
-"""Compile a parsed rule into Datalog: one match relation per rule.
+"""Compile a parsed rule into Datalog: the rule's candidates (checked by one program for all rules).
 
 For a forward pattern of k nodes the generated program has
   `cand(m("<id>", Root, (X1..Xk,), (C1..Cm,)))`  nodes of the right types, connected by
