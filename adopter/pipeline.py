@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -20,10 +19,11 @@ import clingo
 
 from adopter.cache import ResultCache, entry_key
 from adopter.diagnostics import Diagnostic
+from adopter.forks import map_forked
 from adopter.scan import REPORTED, Match, matches_from_model, rules_program
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
-from datalog.engine import MATCH_PROGRAMS, main_program, solve
+from datalog.engine import MATCH_PROGRAMS, main_program, retain_controls, solve
 from extractor.python_facts import FileFacts
 from rules.model import Rule
 
@@ -132,7 +132,7 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     if jobs > 1 and len(todo) > 1:
         computed = _pooled([task for _, task in todo], min(jobs, len(todo)))
     else:
-        computed = (_analyse(task) for _, task in todo)
+        computed = enumerate(_analyse(task) for _, task in todo)
     positions: list[int] = []
 
     def stream():
@@ -148,25 +148,28 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
 
 
 def _merge(order: list[int], hits: dict, todo: list[int], computed):
-    """(position, result) for every file: cache hits first, then computed results as they come."""
+    """(position, result) for every file: cache hits first, then computed results as they
+    come (`computed` yields (index into `todo`, result))."""
     for i in order:
         if hits.get(i) is not None:
             yield i, hits[i]
-    yield from zip(todo, computed)
-
-
-# clingo interns every symbol in a process-wide table that is never freed, so a worker
-# grows with every file it analyses: the pool is replaced (fresh forks, cheap) after
-# this many files per worker, which keeps memory flat however large the corpus.
-TASKS_PER_WORKER = 25
+    for k, result in computed:
+        yield todo[k], result
 
 
 def _pooled(tasks: list, workers: int):
-    """`_analyse` over tasks in order, on fork pools renewed every batch."""
-    batch = workers * TASKS_PER_WORKER
-    for start in range(0, len(tasks), batch):
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            yield from pool.map(_analyse, tasks[start:start + batch], chunksize=1)
+    """(position in `tasks`, result) of `_analyse` over tasks as they finish, each file in
+    a fresh fork (adopter/forks.py says why); a worker that dies fails its file only."""
+    for index, ok, value in map_forked(_analyse_and_exit, tasks, workers):
+        if not ok:
+            path = str(tasks[index][0])
+            value = FileAnalysis(path, [Diagnostic(path, None, None, f"analysis failed: {value.strip()}")])
+        yield index, value
+
+
+def _analyse_and_exit(args) -> FileAnalysis:
+    retain_controls()  # this process ends with its file
+    return analyse_file(*args)
 
 
 def _size(path: Path) -> int:

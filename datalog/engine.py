@@ -122,6 +122,18 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     return control
 
 
+# Set in a process that exits after its file (see adopter/forks.py): its controls are kept
+# here, because clingo frees a ground program object by object and the exiting process
+# drops it in one go.
+_retained: list[clingo.Control] | None = None
+
+
+def retain_controls() -> None:
+    """Keep every control of this process alive until it exits (call only in a short-lived process)."""
+    global _retained
+    _retained = []
+
+
 def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
           programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
     """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
@@ -140,4 +152,6 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
             if not atom.is_fact:  # only a non-stratified program leaves atoms undecided
                 raise RuntimeError(f"{name}/{arity} is not decided by grounding: is the program stratified?")
             rows.append(tuple(atom.symbol.arguments))
+    if _retained is not None:
+        _retained.append(control)
     return Model(relations)
