@@ -3,7 +3,7 @@
 Steps, on a sample of zoo files (every `--every`-th), each cumulative over the last:
   parse          `ast.parse`, the yardstick of DESIGN.md §6
   extract        facts from source (it parses too)
-  fact text      the facts as clingo program text
+  fact terms     the facts as clingo terms (text), one per relation
   then the Datalog: the same facts loaded and grounded with the programs of `main.lp`
   in include order, then the match programs, then the compiled bundled rules. Each
   row is what its step adds; the first Datalog row, `schema/facts.lp`, is clingo
@@ -35,7 +35,7 @@ from adopter.atomic import atomic_write_text
 from adopter.scan import rules_program
 from adopter.sources import extract_text
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS
-from datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, facts_program, ground, relations_read
+from datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
 from rules.registry import load_rules
 
 STRUCTURES = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])]
@@ -53,7 +53,7 @@ def datalog_steps() -> list[tuple[str, list[Path], str]]:
 
 
 def step_names() -> list[str]:
-    return ["start", "parse", "extract", "fact text"] + [name for name, _, _ in datalog_steps()]
+    return ["start", "parse", "extract", "fact terms"] + [name for name, _, _ in datalog_steps()]
 
 
 def run_step(files: list[Path], step: int) -> None:
@@ -73,11 +73,11 @@ def run_step(files: list[Path], step: int) -> None:
     for path, text in sources:
         facts = extract_text(text, path)[0]
         if step >= 3 and facts is not None:
-            program = facts_program(facts, relations)
+            terms = fact_terms(facts, relations)
             if step >= 4:
                 _, programs, extra = steps[step - 4]
                 parts = STRUCTURES if any(p.name == "structures.lp" for p in programs) else []
-                ground(programs, program + "\n" + extra, parts)
+                ground(programs, extra, parts, terms)
 
 
 def instructions(files: list[Path], step: int, every: int, zoo: Path) -> int:
