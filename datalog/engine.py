@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import clingo
 
 from extractor.python_facts import FileFacts
-from extractor.schema import INT_COLUMNS, RELATIONS
+from extractor.schema import FREE_TEXT_COLUMNS, INT_COLUMNS, RELATIONS
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
@@ -102,15 +102,15 @@ def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str,
         if relations is not None and relation not in relations:
             continue
         template = _FORMATS[relation].format
-        text_cols = [i for i, c in enumerate(RELATIONS[relation][0]) if c not in INT_COLUMNS]
-        if not text_cols:
+        free_text = [i for i, c in enumerate(RELATIONS[relation][0]) if c in FREE_TEXT_COLUMNS]
+        if not free_text:
             out[relation] = "(" + ",".join([template(*row) for row in rows]) + ",)"
             continue
         terms = []
         for row in rows:
             row = list(row)
-            for i in text_cols:
-                row[i] = str(row[i]).translate(_NEEDS_ESCAPE)
+            for i in free_text:
+                row[i] = row[i].translate(_NEEDS_ESCAPE)
             terms.append(template(*row))
         out[relation] = "(" + ",".join(terms) + ",)"
     return out

@@ -63,5 +63,11 @@ INT_COLUMNS = frozenset({
 })
 
 
+# Text columns that may hold any character (source text, literals, names built from file
+# paths); every other text column holds an identifier or a fixed word, which never needs
+# escaping in clingo's string syntax.
+FREE_TEXT_COLUMNS = frozenset({"repr", "text", "module", "qname"})
+
+
 def columns(relation: str) -> tuple[str, ...]:
     return RELATIONS[relation][0]

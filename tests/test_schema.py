@@ -69,3 +69,23 @@ def test_a_non_stratified_program_is_refused_not_silently_misread():
     from datalog.engine import solve
     with pytest.raises(RuntimeError, match="not decided by grounding"):
         solve(facts_of("x = 1\n"), extra_program="odd(1) :- not even(1). even(1) :- not odd(1).")
+
+
+def test_any_text_reaches_clingo_unchanged_and_other_text_columns_hold_no_escapes():
+    from datalog.engine import solve, symbol_value
+    from extractor.python_facts import extract_source
+    from extractor.schema import FREE_TEXT_COLUMNS
+    source = 'import a\nx = "q\\"uo\\\\te\\nnew\\tline é"\nif x == \'say "hi"\\\\\':\n    y = x\n'
+    facts = extract_source(source, 'dir/my"model.py')
+    model = solve(facts, extra_program="out(E, T) :- constant(E, T). out(E, T) :- expr_text(E, T). out(0, M) :- module(M).",
+                  keep={"out"})
+    got = sorted(symbol_value(t) for _, t in model.get("out"))
+    expected = sorted([row[1] for row in facts.rows["constant"]] + [row[1] for row in facts.rows["expr_text"]]
+                      + [row[0] for row in facts.rows["module"]])
+    assert got == expected
+    assert any('"' in text and "\\" in text for text in got)  # the snippet does test escaping
+    for name, (cols, _) in RELATIONS.items():  # other text columns: identifiers and fixed words
+        for row in facts.rows[name]:
+            for col, value in zip(cols, row):
+                if col not in INT_COLUMNS and col not in FREE_TEXT_COLUMNS:
+                    assert not set(value) & set('"\\\n'), (name, col, value)
