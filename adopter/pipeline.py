@@ -55,8 +55,11 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     if problem:
         result.diagnostics.append(problem)
         return result
-    keys = {"facts": entry_key(data, "facts", str(path)), "summary": entry_key(data, "summary", variant),
-            "matches": entry_key(data, "matches", program, str(path), variant)}
+    if cache.folder is None:  # keys hash the file and all of Adopter's code: skip when nothing is cached
+        keys = dict.fromkeys(("facts", "summary", "matches"), "")
+    else:
+        keys = {"facts": entry_key(data, "facts", str(path)), "summary": entry_key(data, "summary", variant),
+                "matches": entry_key(data, "matches", program, str(path), variant)}
     wanted = {k for k, on in (("facts", want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
