@@ -129,11 +129,11 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
     tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant) for i in order]
     # cache hits are answered here; only the misses go to worker processes (or run here,
-    # when there is one: starting a pool for it costs more than it saves)
+    # when there is one: forking for it costs more than it saves)
     hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
     todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
     if jobs > 1 and len(todo) > 1:
-        computed = _pooled([task for _, task in todo], min(jobs, len(todo)))
+        computed = _forked([task for _, task in todo], min(jobs, len(todo)))
     else:
         computed = enumerate(_analyse(task) for _, task in todo)
     positions: list[int] = []
@@ -160,7 +160,7 @@ def _merge(order: list[int], hits: dict, todo: list[int], computed):
         yield todo[k], result
 
 
-def _pooled(tasks: list, workers: int):
+def _forked(tasks: list, workers: int):
     """(position in `tasks`, result) of `_analyse` over tasks as they finish, each file in
     a fresh fork (adopter/forks.py says why); a worker that dies fails its file only."""
     for index, ok, value in map_forked(_analyse_and_exit, tasks, workers):
