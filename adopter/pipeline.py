@@ -23,7 +23,7 @@ from adopter.forks import map_forked
 from adopter.scan import REPORTED, Match, matches_from_model, rules_program
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
-from datalog.engine import MATCH_PROGRAMS, main_program, retain_controls, solve
+from datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
 from extractor.python_facts import FileFacts
 from rules.model import Rule
 
@@ -96,12 +96,16 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     return result
 
 
+def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple[tuple[Path, ...], str]:
+    """The programs and extra program text of one file's clingo run."""
+    main = main_program(variant)
+    return (main, *MATCH_PROGRAMS) if matches else (main,), (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
+
+
 def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str) -> dict:
     """One clingo run for the core summary and/or the rules' matches."""
-    extra = (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
+    programs, extra = _programs(program, summary, matches, variant)
     parts = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])] if summary else []
-    main = main_program(variant)
-    programs = (main, *MATCH_PROGRAMS) if matches else (main,)
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
     model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep)
     out = {}
@@ -133,6 +137,9 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
     todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
     if jobs > 1 and len(todo) > 1:
+        # every fork starts from a control with the programs already loaded (for a file that
+        # misses all it asks for, as in a cold run; another file loads its own)
+        prepare(*_programs(program, want_summary, rules is not None, variant))
         computed = _forked([task for _, task in todo], min(jobs, len(todo)))
     else:
         computed = enumerate(_analyse(task) for _, task in todo)

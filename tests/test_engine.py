@@ -1,0 +1,42 @@
+"""The engine's loading: a control prepared ahead serves exactly one later solve of the same programs."""
+
+from conftest import facts_of
+from datalog import engine
+
+SOURCE = """
+    import torch.nn as nn
+    class A(nn.Module):
+        def forward(self, x):
+            return nn.functional.softmax(x, dim=-1)
+"""
+QUERY = 'out(E, Q) :- qname(E, Q).'
+
+
+def _answers(model) -> list[str]:
+    return sorted(str(args) for args in model.get("out"))
+
+
+def test_a_prepared_control_serves_the_next_solve_of_the_same_programs_once(monkeypatch):
+    monkeypatch.setattr(engine, "_prepared", {})
+    facts = facts_of(SOURCE)
+    plain = _answers(engine.solve(facts, extra_program=QUERY, keep={"out"}))
+    assert any("torch.nn.functional.softmax" in answer for answer in plain)
+    engine.prepare((engine.MAIN_PROGRAM,), QUERY)
+    loads = []
+    real = engine._loaded
+    monkeypatch.setattr(engine, "_loaded", lambda *args: loads.append(args) or real(*args))
+    assert _answers(engine.solve(facts, extra_program=QUERY, keep={"out"})) == plain
+    assert loads == []  # the prepared control was used
+    assert _answers(engine.solve(facts, extra_program=QUERY, keep={"out"})) == plain
+    assert len(loads) == 1  # and only once: a control grounds one file
+
+
+def test_a_prepared_control_is_not_used_for_other_programs(monkeypatch):
+    monkeypatch.setattr(engine, "_prepared", {})
+    engine.prepare((engine.MAIN_PROGRAM,), QUERY)
+    loads = []
+    real = engine._loaded
+    monkeypatch.setattr(engine, "_loaded", lambda *args: loads.append(args) or real(*args))
+    other = 'out(E, N) :- name(E, N, "load").'
+    assert engine.solve(facts_of(SOURCE), extra_program=other, keep={"out"}).get("out")
+    assert len(loads) == 1
