@@ -35,7 +35,8 @@ MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "
 
 
 class _Builtins:
-    """Functions the programs may call as `@name(...)`: string building and fact input, no analysis."""
+    """Functions the programs may call as `@name(...)`: string building, tuple access and fact
+    input, no analysis."""
 
     def __init__(self, fact_terms: dict[str, str] | None = None):
         self.fact_terms = fact_terms or {}
@@ -43,6 +44,14 @@ class _Builtins:
     @staticmethod
     def cat(*parts: clingo.Symbol) -> clingo.Symbol:
         return clingo.String("".join(p.string if p.type == clingo.SymbolType.String else str(p) for p in parts))
+
+    @staticmethod
+    def size(term: clingo.Symbol) -> clingo.Symbol:
+        return clingo.Number(len(term.arguments))
+
+    @staticmethod
+    def nth(term: clingo.Symbol, index: clingo.Symbol) -> clingo.Symbol:
+        return term.arguments[index.number]
 
     def input(self, relation: clingo.Symbol) -> list[clingo.Symbol]:
         """The rows of one input relation, as tuples (see `loading_rules`)."""

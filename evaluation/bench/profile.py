@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import shutil
 import subprocess
@@ -82,9 +83,11 @@ def run_step(files: list[Path], step: int) -> None:
 
 def instructions(files: list[Path], step: int, every: int, zoo: Path) -> int:
     """Instructions executed by a child process doing `run_step(files, step)`, counted by callgrind."""
+    # one hash seed for every step: set and dict orders (in the rule parser, for one) move a
+    # run's count by up to 7% from seed to seed, more than some steps cost
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m",
                           "evaluation.bench.profile", "--child", str(step), "--every", str(every), "--zoo", str(zoo)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
     if out.returncode or not found:
         raise SystemExit(f"profile: step {step} failed under valgrind:\n{out.stderr[-2000:]}")
