@@ -99,7 +99,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
 def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple[tuple[Path, ...], str]:
     """The programs and extra program text of one file's clingo run."""
     main = main_program(variant)
-    return (main, *MATCH_PROGRAMS) if matches else (main,), (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
+    programs = (main, *MATCH_PROGRAMS) if matches else (main,)
+    return programs, (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
 
 
 def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str) -> dict:

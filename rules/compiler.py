@@ -34,7 +34,7 @@ class _Var:
 
 
 def compile_rule(rule: Rule) -> str:
-    """The Datalog program (text) defining `match_<id>` for one rule."""
+    """The Datalog program (text) finding one rule's candidates (`cand`) and its pattern facts."""
     name = rule.id
     fwd, init = rule.forward_source, rule.init_source
     xs = [f"X{i + 1}" for i in range(len(fwd))]
