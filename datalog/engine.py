@@ -97,11 +97,16 @@ def _program_text(path: Path) -> str:
 
 def relations_read(programs: Sequence[Path], extra_program: str = "") -> set[str]:
     """The input relations the programs mention: the only facts worth loading."""
+    return set(_relations_read(tuple(programs), extra_program))
+
+
+@lru_cache(maxsize=16)  # every file of a run asks the same: scanning ~100 KB of rules each time was waste
+def _relations_read(programs: tuple[Path, ...], extra_program: str) -> frozenset[str]:
     words = set(_WORD.findall(extra_program))
     for program in programs:
         text = "\n".join(line for line in _program_text(program).splitlines() if not line.lstrip().startswith("%"))
         words |= set(_WORD.findall(text))
-    return words & set(RELATIONS)
+    return frozenset(words & set(RELATIONS))
 
 
 def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str, str]:
