@@ -10,6 +10,7 @@ out-of-memory killer) costs its own task only.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import traceback
 from multiprocessing.connection import wait
@@ -19,6 +20,9 @@ _FORK = multiprocessing.get_context("fork")
 
 
 def _child(function: Callable, task, sender) -> None:
+    # the child lives for one task: collecting cycles would only walk (and copy, page by
+    # page) the heap it shares with the parent (~4% of a file's CPU)
+    gc.disable()
     try:
         outcome = (True, function(task))
     except BaseException:  # noqa: BLE001 - reported to the parent as this task's failure
@@ -38,6 +42,7 @@ def map_forked(function: Callable, tasks: Sequence, workers: int) -> Iterator[tu
     in the order they finish, with at most `workers` children running at once."""
     pending = iter(range(len(tasks)))
     running: dict = {}  # receiving end of a child's pipe -> (index, process)
+    gc.freeze()  # what exists now lives on: the parent's collections need not walk it again
 
     def start_next() -> bool:
         index = next(pending, None)
