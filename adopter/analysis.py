@@ -32,15 +32,14 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
 
     def consume(stream: Iterable, total: int):
         for item in (progress(stream, total) if progress else stream):
-            if writer is not None and item.facts is not None:
-                writer.add(item.facts)
-                item.fact_count = item.facts.count()
-                item.facts = None  # written: holding 2 M rows for the whole run only costs memory
+            if item.tables is not None:  # written, not held: 2 M rows for the whole run only cost memory
+                writer.add_text(item.tables)
+                item.tables = None
             yield item
 
     try:
         results = run_files(files, rules, want_summary=analyse, want_facts=True, jobs=jobs, progress=consume,
-                            cache_dir=cache_dir)
+                            cache_dir=cache_dir, render_tables=writer is not None)
     except BaseException:
         if writer is not None:
             writer.abort()

@@ -12,7 +12,40 @@ import tempfile
 from pathlib import Path
 
 from extractor.python_facts import FileFacts
-from extractor.schema import INT_COLUMNS, RELATIONS
+from extractor.schema import FREE_TEXT_COLUMNS, INT_COLUMNS, RELATIONS
+
+_QUOTED = ("\t", '"', "\n", "\r")
+
+
+def _field(text: str) -> str:
+    """One TSV field as `csv` writes it (quoted only where needed), and `\r` quoted too,
+    so no reader takes it for a line end."""
+    if any(c in text for c in _QUOTED):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def table_text(facts: FileFacts) -> dict[str, str]:
+    """Each relation's rows of one file as TSV lines (no header), ready to append.
+
+    Why not `csv.writer`: it checks every field of the 2 M rows for characters to quote,
+    and only free-text columns (and the path) can hold one (see schema.FREE_TEXT_COLUMNS);
+    this renders the rest with one join per row. Files are rendered in the workers.
+    """
+    path = _field(facts.path)
+    out = {}
+    for relation, rows in facts.rows.items():
+        if not rows:
+            continue
+        cols = RELATIONS[relation][0]
+        free = [i for i, c in enumerate(cols) if c in FREE_TEXT_COLUMNS]
+        if free:
+            rows = [list(row) for row in rows]
+            for row in rows:
+                for i in free:
+                    row[i] = _field(row[i])
+        out[relation] = "".join([f"{path}\t" + "\t".join(map(str, row)) + "\n" for row in rows])
+    return out
 
 
 class TableWriter:
@@ -23,18 +56,19 @@ class TableWriter:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self.handles = {}
-        self.writers = {}
         for relation, (cols, _) in RELATIONS.items():
             fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{relation}.", suffix=".tmp")
             handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
             self.handles[relation] = (handle, Path(tmp))
-            self.writers[relation] = csv.writer(handle, delimiter="\t", lineterminator="\n")
-            self.writers[relation].writerow(("file",) + cols)
+            handle.write("\t".join(("file",) + cols) + "\n")
 
     def add(self, facts: FileFacts) -> None:
-        for relation, rows in facts.rows.items():
-            path = facts.path
-            self.writers[relation].writerows((path,) + row for row in rows)
+        self.add_text(table_text(facts))
+
+    def add_text(self, tables: dict[str, str]) -> None:
+        """Append one file's rows, rendered by `table_text`."""
+        for relation, text in tables.items():
+            self.handles[relation][0].write(text)
 
     def commit(self) -> list[Path]:
         written = []

@@ -19,6 +19,7 @@ import clingo
 
 from adopter.cache import ResultCache, entry_key
 from adopter.diagnostics import Diagnostic
+from adopter.fact_tables import table_text
 from adopter.forks import map_forked
 from adopter.scan import REPORTED, Match, matches_from_model, rules_program
 from adopter.sources import decode_source, extract_text, read_bytes
@@ -35,6 +36,7 @@ class FileAnalysis:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     facts: FileFacts | None = None
+    tables: dict[str, str] | None = None  # the facts as TSV lines (fact_tables.table_text), when asked
     matches: list[Match] | None = None
     summary: tuple[int, int, int] | None = None  # (DL nodes, forward structures, forward methods not enumerated)
     cached: bool = False
@@ -47,8 +49,10 @@ class FileAnalysis:
 
 
 def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
-                 cache: ResultCache, variant: str = "full", only_cached: bool = False) -> FileAnalysis | None:
-    """Analyse one file; with `only_cached`, return None unless everything wanted is cached."""
+                 cache: ResultCache, variant: str = "full", render_tables: bool = False,
+                 only_cached: bool = False) -> FileAnalysis | None:
+    """Analyse one file; with `only_cached`, return None unless everything wanted is cached.
+    With `render_tables`, the facts come back as TSV text (`tables`), not as rows."""
     start = time.perf_counter()
     result = FileAnalysis(str(path))
     data, problem = read_bytes(path)
@@ -89,6 +93,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
                 cache.put(keys[kind], found[kind])
     result.facts = found.get("facts")
     result.fact_count = result.facts.count() if result.facts is not None else 0
+    if render_tables and result.facts is not None:  # here, in the worker: the parent only writes
+        result.tables, result.facts = table_text(result.facts), None
     result.summary = found.get("summary")
     result.matches = found.get("matches")
     result.cached = not missing
@@ -124,15 +130,17 @@ def _analyse(args) -> FileAnalysis:
 
 def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, want_facts: bool,
               jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
-              cache_dir: Path | None = None, variant: str = "full") -> list[FileAnalysis]:
-    """Analyse `files` (in parallel when there are several and `jobs` allows)."""
+              cache_dir: Path | None = None, variant: str = "full",
+              render_tables: bool = False) -> list[FileAnalysis]:
+    """Analyse `files` (in parallel when there are several and `jobs` allows); see
+    `analyse_file` for `render_tables`."""
     program = rules_program(rules) if rules else ""
     cache = ResultCache(cache_dir)
     jobs = jobs or os.cpu_count() or 1
     # largest files first, so no worker is left with a big file at the end; results are
     # returned in the callers' order
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
-    tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant) for i in order]
+    tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant, render_tables) for i in order]
     # cache hits are answered here; only the misses go to worker processes (or run here,
     # when there is one: forking for it costs more than it saves)
     hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
