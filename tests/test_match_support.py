@@ -1,0 +1,38 @@
+"""match/support.lp: every DL node gets one evaluation-order key, at every inlining depth."""
+
+from collections import Counter
+
+from conftest import facts_of
+from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+
+# forward -> a -> b -> c: nodes in contexts of depth 0 to 3 (max_inline_depth)
+SOURCE = """
+    import torch
+    import torch.nn as nn
+    class M(nn.Module):
+        def forward(self, x):
+            y = torch.relu(x)
+            return self.a(y) + y
+        def a(self, x):
+            return self.b(torch.tanh(x))
+        def b(self, x):
+            return self.c(torch.sigmoid(x))
+        def c(self, x):
+            return torch.exp(x)
+"""
+
+
+def _plain(symbol):
+    return symbol.number if symbol.type.name == "Number" else tuple(_plain(a) for a in symbol.arguments)
+
+
+def test_every_node_has_one_key_in_evaluation_order():
+    model = solve(facts_of(SOURCE), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={"dl_node", "node_key", "node_type", "rule_root", "node_root"})
+    roots = {str(r) for (r,) in model.get("rule_root")}
+    in_forward = {x for x, r in model.get("node_root") if str(r) in roots}
+    keys = {x: k for x, k in model.get("node_key")}
+    assert Counter(x for x, _ in model.get("node_key")) == Counter(x for (x,) in model.get("dl_node"))
+    types = {x: t.string for x, t in model.get("node_type")}
+    order = [types[x] for x in sorted(in_forward, key=lambda x: _plain(keys[x]))]
+    assert order == ["torch.relu", "torch.tanh", "torch.sigmoid", "torch.exp", "+"]
