@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from extractor.python_facts import FileFacts
-from extractor.schema import FREE_TEXT_COLUMNS, INT_COLUMNS, RELATIONS
+from extractor.schema import FREE_TEXT_POSITIONS, INT_COLUMNS, RELATIONS
 
 _QUOTED = ("\t", '"', "\n", "\r")
 
@@ -37,8 +37,7 @@ def table_text(facts: FileFacts) -> dict[str, str]:
     for relation, rows in facts.rows.items():
         if not rows:
             continue
-        cols = RELATIONS[relation][0]
-        free = [i for i, c in enumerate(cols) if c in FREE_TEXT_COLUMNS]
+        free = FREE_TEXT_POSITIONS[relation]
         if free:
             rows = [list(row) for row in rows]
             for row in rows:

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import clingo
 
 from extractor.python_facts import FileFacts
-from extractor.schema import FREE_TEXT_COLUMNS, INT_COLUMNS, RELATIONS
+from extractor.schema import FREE_TEXT_POSITIONS, INT_COLUMNS, RELATIONS
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
@@ -116,7 +116,7 @@ def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str,
         if relations is not None and relation not in relations:
             continue
         template = _FORMATS[relation].format
-        free_text = [i for i, c in enumerate(RELATIONS[relation][0]) if c in FREE_TEXT_COLUMNS]
+        free_text = FREE_TEXT_POSITIONS[relation]
         if not free_text:
             out[relation] = "(" + ",".join([template(*row) for row in rows]) + ",)"
             continue

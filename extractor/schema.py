@@ -67,6 +67,9 @@ INT_COLUMNS = frozenset({
 # paths); every other text column holds an identifier or a fixed word, which never needs
 # escaping in clingo's string syntax.
 FREE_TEXT_COLUMNS = frozenset({"repr", "text", "module", "qname"})
+# ... and where they sit in each relation's rows (fact terms and fact tables quote only these)
+FREE_TEXT_POSITIONS = {relation: tuple(i for i, c in enumerate(cols) if c in FREE_TEXT_COLUMNS)
+                       for relation, (cols, _) in RELATIONS.items()}
 
 
 def columns(relation: str) -> tuple[str, ...]:
