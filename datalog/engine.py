@@ -149,9 +149,15 @@ class Model:
         return self.relations.get(name, [])
 
 
-# Atoms are read from the grounder (`symbolic_atoms`), never from a model: showing none
-# spares clingo a printed string per atom for its output table (~10% of grounding).
+# Atoms are read from the grounder (`symbolic_atoms`), never from a model, so nothing is
+# solved. Showing no atom spares clingo a printed string per atom for its output table
+# (~10% of grounding), and an observer that replaces the solver spares it handing every
+# ground fact to clasp (~6%): the grounder alone decides a stratified program.
 _SHOW_NOTHING = "#show.\n"
+
+
+class _NoSolver:
+    """A ground-program observer with no callbacks: the ground program goes nowhere."""
 
 
 def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str]) -> tuple[clingo.Control, list[str]]:
@@ -159,6 +165,7 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str]) -> tu
     grounded), and the list its messages go to."""
     messages: list[str] = []
     control = clingo.Control(["--warn=none"], logger=lambda _code, message: messages.append(message))
+    control.register_observer(_NoSolver(), replace=True)
     try:
         for program in programs:
             control.load(str(program))
