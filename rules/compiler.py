@@ -4,7 +4,8 @@ For a forward pattern of k nodes the generated program has
   `cand(m("<id>", Root, (X1..Xk,), (C1..Cm,)))`  nodes of the right types, connected by
                         data flow as the pattern's variables say, with constructors C1..Cm
                         matching the init pattern;
-  `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern.
+  `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern;
+  `pattern_type(Type)` (or `pattern_any`)  the node types it names, for datalog/match/support.lp.
 One program for all rules (`datalog/match/checks.lp`) keeps the candidates whose nodes
 can share one path and whose intermediate values nothing else reads, as `match_node` etc.
 Every question is answered by the analyses' relations (`datalog/`); this module only
@@ -58,6 +59,7 @@ def compile_rule(rule: Rule) -> str:
                 var(item.arg.var).init_uses.append((j, item))
 
     body = ["rule_root(R)"]
+    types = []  # the node types the pattern names (datalog/match/support.lp computes inputs, keys... for those)
     for i, node in enumerate(fwd):
         x = xs[i]
         body += [f"node_root({x}, R)", f"dl_node({x})"]
@@ -66,10 +68,15 @@ def compile_rule(rule: Rule) -> str:
         if node.kind == "layer" and node.callee.startswith("$"):
             j = ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
+            types.append(init[j].callee)  # the layer's type is its constructor's
         elif node.kind == "layer":
             body += [f"node_type({x}, {q(node.callee)})", f"not node_kind({x}, op)"]
+            types.append(node.callee)
         elif node.kind in ("binary", "unary"):
             body += [f"node_kind({x}, op)", f"node_type({x}, {q(node.op)})"]
+            types.append(node.op)
+        else:  # a wildcard: any node
+            types.append(None)
             if node.kind == "unary":
                 body.append(f"not node_input({x}, 1, _, _)")
         for item in node.inputs:
@@ -114,6 +121,7 @@ def compile_rule(rule: Rule) -> str:
     for v, info in variables.items():
         if info.producer is not None:
             lines += [f"pattern_edge({q(name)}, {info.producer}, {i})." for i in sorted({i for i, _ in info.uses})]
+    lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in types})
     if rule.guards == "equal":  # every node runs exactly when the others do
         lines.append(f"guards_equal({q(name)}).")
     if rule.fallback == "eager":

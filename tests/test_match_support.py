@@ -1,4 +1,4 @@
-"""match/support.lp: every DL node gets one evaluation-order key, at every inlining depth."""
+"""match/support.lp: every rule node gets one evaluation-order key, at every inlining depth."""
 
 from collections import Counter
 
@@ -27,12 +27,21 @@ def _plain(symbol):
 
 
 def test_every_node_has_one_key_in_evaluation_order():
-    model = solve(facts_of(SOURCE), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+    # `pattern_any`: a rule with an untyped pattern node makes every node of a rule root a rule node
+    model = solve(facts_of(SOURCE), extra_program="pattern_any.", programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
                   keep={"dl_node", "node_key", "node_type", "rule_root", "node_root"})
     roots = {str(r) for (r,) in model.get("rule_root")}
     in_forward = {x for x, r in model.get("node_root") if str(r) in roots}
     keys = {x: k for x, k in model.get("node_key")}
-    assert Counter(x for x, _ in model.get("node_key")) == Counter(x for (x,) in model.get("dl_node"))
+    assert Counter(x for x, _ in model.get("node_key")) == Counter(in_forward)
+    assert len(in_forward) < len(model.get("dl_node"))  # the helpers' own roots hold no rule node
     types = {x: t.string for x, t in model.get("node_type")}
     order = [types[x] for x in sorted(in_forward, key=lambda x: _plain(keys[x]))]
     assert order == ["torch.relu", "torch.tanh", "torch.sigmoid", "torch.exp", "+"]
+
+
+def test_only_nodes_of_a_type_some_pattern_names_get_keys():
+    model = solve(facts_of(SOURCE), extra_program='pattern_type("torch.tanh").', programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={"node_key", "node_type"})
+    types = {x: t.string for x, t in model.get("node_type")}
+    assert [types[x] for x, _ in model.get("node_key")] == ["torch.tanh"]
