@@ -75,10 +75,10 @@ def compile_rule(rule: Rule) -> str:
         elif node.kind in ("binary", "unary"):
             body += [f"node_kind({x}, op)", f"node_type({x}, {q(node.op)})"]
             types.append(node.op)
-        else:  # a wildcard: any node
-            types.append(None)
             if node.kind == "unary":
                 body.append(f"not node_input({x}, 1, _, _)")
+        else:  # a wildcard: any node
+            types.append(None)
         for item in node.inputs:
             body += _input_literals(x, item, variables, xs)
     for j, node in enumerate(init):

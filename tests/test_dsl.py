@@ -36,6 +36,13 @@ def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility()
     assert "input_from(X2, 0, X1)" in program                      # $a flows from the dropout
     assert 'input_const(X6, "dim", "-1")' in program
     assert 'not ctor_const(C2, "bias", "False")' in program
+    assert "not node_input(X3, 1, _, _)" in program and "node_input(X5" not in program  # unary `-`, not the wildcard
+    # the types support.lp computes inputs and keys for: constructors' for `$d(...)`, ops, and any node for `*`
+    types = sorted(line for line in program.splitlines() if line.startswith("pattern_"))
+    assert types == ['pattern_any.', 'pattern_edge("example", 0, 1).', 'pattern_edge("example", 1, 2).',
+                     'pattern_edge("example", 2, 3).', 'pattern_edge("example", 3, 5).', 'pattern_type("+").',
+                     'pattern_type("-").', 'pattern_type("torch.nn.Dropout").', 'pattern_type("torch.nn.LayerNorm").',
+                     'pattern_type("torch.nn.functional.softmax").']
     assert "K1 < K2" in program                                    # `;` is a sequence
     assert program.count("cand(m(\"example\", R, (X1, X2, X3, X4, X5, X6,), (C1, C2,))) :- ") == 1
     assert "mnode(" not in program  # nodes by position come from datalog/match/checks.lp
