@@ -129,7 +129,10 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
     merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
     found: dict[tuple, Match] = {}
-    for key, group in groups.items():
+    # several candidates can sit at one location (a helper inlined from two call sites): keep
+    # the first by their text, so the choice depends neither on the order in which the
+    # grounder derived them nor on clingo's term order (which follows interning order)
+    for key, group in sorted(groups.items(), key=lambda item: [str(part) for part in item[0]]):
         rule = by_id[key[0]]
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]

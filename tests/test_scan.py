@@ -136,3 +136,30 @@ class Attn(nn.Module):
 """)
     matches = scan([str(source)], load_rules(["softmax", "tanh_gelu"]), jobs=1).matches
     assert [(m.rule, m.line, m.function) for m in matches] == [("tanh_gelu", 8, "gelu")]
+
+
+HELPER_TWICE = """
+import torch.nn.functional as F
+from torch import nn
+class Attn(nn.Module):
+    def forward(self, x, g=None):
+        if g is None:
+            return self.core(x)
+        return self.core(x + g)
+    def core(self, s):
+        return F.softmax(s, dim=-1)
+"""
+
+
+def test_a_location_reached_twice_gives_one_match_whatever_order_clingo_derives_it_in(tmp_path):
+    from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, Model, solve
+    from adopter.scan import REPORTED, matches_from_model, rules_program
+    from extractor.python_facts import extract_source
+    rules = [r for r in load_rules() if r.id == "softmax"]
+    facts = extract_source(HELPER_TWICE, "m.py")
+    model = solve(facts, rules_program(rules), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=REPORTED)
+    assert len({m[1] for m in model.get("match_node")}) == 1 and len(model.get("match_node")) == 2  # two candidates
+    reversed_model = Model({name: rows[::-1] for name, rows in model.relations.items()})
+    matches, again = matches_from_model(model, facts, rules), matches_from_model(reversed_model, facts, rules)
+    assert len(matches) == 1 and [m.__dict__ for m in matches] == [m.__dict__ for m in again]
+    assert matches[0].line == 10 and matches[0].path == [{"condition": "g is None", "holds": True}]
