@@ -26,6 +26,7 @@ _SHORT_TEXT = 80  # longer expressions get no expr_text (conditions always do)
 # `name`/`constant`, and calls and operators are DL nodes rendered from their own facts.
 _TEXT_KINDS = (ast.Attribute, ast.Subscript, ast.UnaryOp, ast.Tuple, ast.List, ast.Starred, ast.Slice)
 _WHITESPACE = re.compile(r"\s+")
+_KIND: dict[type, str] = {}  # expression kind names, by node type (`ast.Call` -> "call")
 
 
 @dataclass
@@ -70,6 +71,8 @@ class FactExtractor:
         self._function = 0
         self._exit = 0
         self._loops: list[tuple[int, list]] = []  # (loop head, pending break edges)
+        self._rows = self.facts.rows
+        self._expr_rows = self._rows["expr"]  # the largest relation: appended to directly
 
     # -- helpers -------------------------------------------------------------------
     def _id(self) -> int:
@@ -77,7 +80,7 @@ class FactExtractor:
         return self._next_id
 
     def _emit(self, relation: str, *row) -> None:
-        self.facts.rows[relation].append(row)
+        self._rows[relation].append(row)
 
     def _text(self, node: ast.AST) -> str:
         line, end = node.lineno - 1, node.end_lineno - 1
@@ -271,9 +274,10 @@ class FactExtractor:
 
     # -- expressions -----------------------------------------------------------------
     def _expr(self, node: ast.expr, sid: int, always_text: bool = False, force_load: bool = False) -> int:
-        eid = self._id()
-        kind = type(node).__name__.lower()
-        self._emit("expr", eid, sid, kind, *self._pos(node))
+        self._next_id += 1
+        eid = self._next_id
+        kind = _KIND.get(type(node)) or _KIND.setdefault(type(node), type(node).__name__.lower())
+        self._expr_rows.append((eid, sid, kind, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
         if always_text or (isinstance(node, _TEXT_KINDS) and node.end_lineno == node.lineno
                            and node.end_col_offset - node.col_offset <= _SHORT_TEXT):
             self._emit("expr_text", eid, self._text(node))
