@@ -3,7 +3,8 @@
 For a forward pattern of k nodes the generated program has
   `cand(m("<id>", Root, (X1..Xk,), (C1..Cm,)))`  nodes of the right types, connected by
                         data flow as the pattern's variables say, with constructors C1..Cm
-                        matching the init pattern;
+                        matching the init pattern; found node by node through
+                        `cand_part("<id>", I, Root, ...)`, the partial candidates of nodes 1..I;
   `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern;
   `pattern_type(Type)` (or `pattern_any`)  the node types it names, for datalog/match/support.lp.
 One program for all rules (`datalog/match/checks.lp`) keeps the candidates whose nodes
