@@ -160,9 +160,10 @@ def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str
     partial candidates of step k-1 with node k's literals (and those that need it).
 
     Why not one rule: clingo orders a body by guessing literal sizes, which costs time
-    quadratic in its length for every file (the longest rule had 122 literals: ~40% of
-    grounding a file with no facts), and its guesses could start anywhere in the pattern;
-    a chain follows the pattern's order, with at most a node's literals per rule.
+    quadratic in its length for every file (the longest rule had 122 literals; ordering
+    bodies was 44% of grounding a file with no facts, mostly these), and its guesses could
+    start anywhere in the pattern; a chain follows the pattern's order, with at most a
+    node's literals per rule.
     """
     body = list(dict.fromkeys(body))  # a key literal is written once per neighbouring node
     # the step at which each node (Xk: step k) and constructor (with its node's `ctor`
@@ -175,20 +176,18 @@ def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str
         step[c] = min(anchored, default=last)
     positive = [not lit.startswith("not ") and not re.search(r"[<>=]", _STRING.sub("", lit)) for lit in body]
     at = [max([step.get(v, 0) for v in _variables(lit)] + [1]) for lit in body]
-    # any other variable is bound by its first positive literal: later uses wait for it
-    bound_at: dict[str, int] = {}
-    changed = True
-    while changed:  # moves literals only later, so it ends
-        changed = False
-        for i, lit in enumerate(body):
-            free = [v for v in _variables(lit) if v not in step]
-            if positive[i]:
-                for v in free:
-                    if at[i] < bound_at.get(v, last + 1):
-                        bound_at[v] = at[i]
-            wait = max([bound_at.get(v, 0) for v in free] + [at[i]])
-            if wait != at[i]:
-                at[i], changed = wait, True
+    free = [[v for v in _variables(lit) if v not in step] for lit in body]
+    # any other variable is bound at the earliest step of a positive literal holding it:
+    # a literal using it waits for that step (steps only grow, so this ends)
+    while True:
+        bound_at: dict[str, int] = {}
+        for i in range(len(body)):
+            for v in free[i] if positive[i] else ():
+                bound_at[v] = min(bound_at.get(v, last), at[i])
+        waits = [max([bound_at.get(v, 0) for v in free[i]] + [at[i]]) for i in range(len(body))]
+        if waits == at:
+            break
+        at = waits
     rules, carried = [], ["R"]
     for k in range(1, last + 1):
         own = [lit for i, lit in enumerate(body) if at[i] == k]
