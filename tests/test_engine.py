@@ -40,3 +40,10 @@ def test_a_prepared_control_is_not_used_for_other_programs(monkeypatch):
     other = 'out(E, N) :- name(E, N, "load").'
     assert engine.solve(facts_of(SOURCE), extra_program=other, keep={"out"}).get("out")
     assert len(loads) == 1
+
+
+def test_cat_joins_strings_bare_and_other_symbols_as_text():
+    import clingo
+    from datalog.engine import _Builtins
+    parts = [clingo.String("torch.nn"), clingo.String("."), clingo.Number(3), clingo.Function("f", [clingo.String("x")])]
+    assert _Builtins.cat(*parts) == clingo.String('torch.nn.3f("x")')
