@@ -21,7 +21,7 @@ def csv_lines(facts) -> dict[str, str]:
 
 
 def test_table_text_is_what_csv_writes():
-    facts = extract_source(SOURCE, 'dir/my "model"\tv2.py')
+    facts = extract_source(SOURCE + 'z = "100%s %d"\n', 'dir/my "model"\t100%s v2.py')  # `%` in the path and a field
     assert any('"' in row[1] for row in facts.rows["constant"])  # fields that need quoting: a constant, the path
     assert table_text(facts) == csv_lines(facts)
 
