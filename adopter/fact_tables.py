@@ -13,7 +13,7 @@ from itertools import chain
 from pathlib import Path
 
 from extractor.python_facts import FileFacts
-from extractor.schema import FREE_TEXT_POSITIONS, INT_COLUMNS, RELATIONS
+from extractor.schema import INT_COLUMNS, RELATIONS, with_free_text
 
 _QUOTED = ("\t", '"', "\n", "\r")
 
@@ -40,12 +40,7 @@ def table_text(facts: FileFacts) -> dict[str, str]:
     for relation, rows in facts.rows.items():
         if not rows:
             continue
-        free = FREE_TEXT_POSITIONS[relation]
-        if free:
-            rows = [list(row) for row in rows]
-            for row in rows:
-                for i in free:
-                    row[i] = _field(row[i])
+        rows = with_free_text(relation, rows, _field)
         line = line_start + "\t".join(["%s"] * len(RELATIONS[relation][0])) + "\n"
         out[relation] = (line * len(rows)) % tuple(chain.from_iterable(rows))
     return out

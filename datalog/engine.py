@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import clingo
 
 from extractor.python_facts import FileFacts
-from extractor.schema import FREE_TEXT_POSITIONS, INT_COLUMNS, RELATIONS
+from extractor.schema import INT_COLUMNS, RELATIONS, with_free_text
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
@@ -77,6 +77,10 @@ _FORMATS = {relation: _row_format(relation) for relation in RELATIONS}
 _NEEDS_ESCAPE = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n"})
 
 
+def _escape(text: str) -> str:
+    return text.translate(_NEEDS_ESCAPE)
+
+
 def loading_rules(relations: Iterable[str]) -> str:
     """One rule per input relation that takes all its rows from `@input` at once.
 
@@ -126,12 +130,7 @@ def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str,
     for relation, rows in facts.rows.items():
         if relations is not None and relation not in relations:
             continue
-        free_text = FREE_TEXT_POSITIONS[relation]
-        if free_text:
-            rows = [list(row) for row in rows]
-            for row in rows:
-                for i in free_text:
-                    row[i] = row[i].translate(_NEEDS_ESCAPE)
+        rows = with_free_text(relation, rows, _escape)
         out[relation] = "(" + (_FORMATS[relation] * len(rows)) % tuple(chain.from_iterable(rows)) + ")"
     return out
 

@@ -274,10 +274,9 @@ class FactExtractor:
 
     # -- expressions -----------------------------------------------------------------
     def _expr(self, node: ast.expr, sid: int, always_text: bool = False, force_load: bool = False) -> int:
-        self._next_id += 1
-        eid = self._next_id
+        eid = self._id()
         kind = _KIND.get(type(node)) or _KIND.setdefault(type(node), type(node).__name__.lower())
-        self._expr_rows.append((eid, sid, kind, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
+        self._expr_rows.append((eid, sid, kind) + self._pos(node))
         if always_text or (isinstance(node, _TEXT_KINDS) and node.end_lineno == node.lineno
                            and node.end_col_offset - node.col_offset <= _SHORT_TEXT):
             self._emit("expr_text", eid, self._text(node))

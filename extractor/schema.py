@@ -72,5 +72,18 @@ FREE_TEXT_POSITIONS = {relation: tuple(i for i, c in enumerate(cols) if c in FRE
                        for relation, (cols, _) in RELATIONS.items()}
 
 
+def with_free_text(relation: str, rows: list[tuple], convert) -> list:
+    """The rows with `convert` applied to their free-text fields (the rows themselves when
+    the relation has none): both renderings of the facts quote only these."""
+    positions = FREE_TEXT_POSITIONS[relation]
+    if not positions:
+        return rows
+    rows = [list(row) for row in rows]
+    for row in rows:
+        for i in positions:
+            row[i] = convert(row[i])
+    return rows
+
+
 def columns(relation: str) -> tuple[str, ...]:
     return RELATIONS[relation][0]

@@ -165,7 +165,7 @@ def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str
     start anywhere in the pattern; a chain follows the pattern's order, with at most a
     node's literals per rule.
     """
-    body = list(dict.fromkeys(body))  # a key literal is written once per neighbouring node
+    body = list(dict.fromkeys(body))  # pairwise literals (keys, equal values) name a middle node twice
     # the step at which each node (Xk: step k) and constructor (with its node's `ctor`
     # literal, else the last step) is bound
     step = {x: k + 1 for k, x in enumerate(xs)}
