@@ -86,14 +86,14 @@ def compile_rule(rule: Rule) -> str:
     for j, node in enumerate(init):
         c = cs[j]
         body.append(f"value_type({c}, {q(node.callee)})")
-        for item in node.inputs:
+        for k, item in enumerate(node.inputs):
             pos = _pos(item)
             if item.arg.const is not None or item.arg.code is not None:
                 literal = (f"ctor_const({c}, {pos}, {q(item.arg.const)})" if item.arg.const is not None
                            else f"ctor_text({c}, {pos}, {q(item.arg.code)})")
                 body.append(f"not {literal}" if item.negated else literal)
             else:
-                body.append(f"ctor_arg({c}, {pos}, _)")
+                body.append(f"ctor_arg({c}, {pos}, _Arg{j + 1}_{k + 1})")  # named, not `_` (datalog/main.lp says why)
     # one external variable used several times: all uses hold the same value
     for v, info in variables.items():
         if info.producer is None and info.ctor is None:
