@@ -118,7 +118,7 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
     out = {}
     if summary:
         structures, skipped = count_structures(model)
-        out["summary"] = (len(model.get("dl_node")), structures, skipped)
+        out["summary"] = (len(model.ids("dl_node")), structures, skipped)
     if matches:
         out["matches"] = matches_from_model(model, facts, rules)
     return out

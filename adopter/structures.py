@@ -121,13 +121,13 @@ def model_structures(facts: FileFacts, class_name: str, function: str = "forward
 def count_structures(model: Model) -> tuple[int, int]:
     """(distinct structures, roots skipped for too many guards) of a model solved with
     the `structures` part: paths with the same node set are one structure."""
-    node_sets: dict[clingo.Symbol, set[frozenset]] = {}
+    node_sets: dict[int, set[frozenset]] = {}
     paths: dict[tuple, set] = {}
-    for root, scenario, node in model.get("structure_node"):
-        paths.setdefault((root, scenario.number), set()).add(node)
+    for root, scenario, node in model.ids("structure_node"):  # symbol ids: no Symbol objects to hash
+        paths.setdefault((root, scenario), set()).add(node)
     for (root, _), nodes in paths.items():
         node_sets.setdefault(root, set()).add(frozenset(nodes))
-    return sum(len(s) for s in node_sets.values()), len(model.get("too_many_guards"))
+    return sum(len(s) for s in node_sets.values()), len(model.ids("too_many_guards"))
 
 
 FORWARD_ROOTS = 'structure_root(r(F)) :- function_def(F, "forward", _, _, _, _), function_class(F, _).'
