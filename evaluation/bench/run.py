@@ -25,7 +25,7 @@ import pandas as pd
 from adopter.atomic import atomic_write_text
 from evaluation.bench.measure import median, run
 
-ADOPTER = [sys.executable, "-m", "adopter.cli"]
+ADOPTER = [sys.executable, "-m", "adopter"]
 
 
 def parse_seconds(files: list[Path]) -> float:

@@ -26,7 +26,7 @@ from adopter.atomic import atomic_write_text  # noqa: E402
 from evaluation.bench.measure import run  # noqa: E402
 
 LARGER = "4.57.1"
-ADOPTER = [sys.executable, "-m", "adopter.cli"]
+ADOPTER = [sys.executable, "-m", "adopter"]
 
 
 def larger_corpus(into: Path) -> list[Path]:

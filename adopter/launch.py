@@ -1,0 +1,53 @@
+"""Start the `adopter` command with glibc's malloc on transparent huge pages.
+
+Why: every file is analysed in a fresh fork (adopter/forks.py), whose heap starts empty.
+clingo then fills ~20 MB of it, one 4 KiB page fault at a time. In a cold run of the zoo
+those faults took ~12% of the CPU, and the small pages cost TLB misses too.
+`GLIBC_TUNABLES=glibc.malloc.hugetlb=1` makes malloc ask the kernel for 2 MiB pages
+(`madvise`), where the kernel's THP mode allows that. It halved the faults and cut the
+workers' CPU by ~8%.
+
+glibc reads the tunable only when a process starts. So the command runs itself again,
+once, with the tunable added. This is done before the CLI's imports, so the first
+process costs only an interpreter start. Nothing is changed when:
+- the caller already set `glibc.malloc.hugetlb` (any value),
+- the C library is not glibc,
+- THP is off (`never`).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+TUNABLE = "glibc.malloc.hugetlb"
+THP_MODE = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def _huge_pages_possible() -> bool:
+    try:
+        with open(THP_MODE) as mode:
+            return "[never]" not in mode.read()
+    except OSError:
+        return False
+
+
+def tuned_environment(environ: dict[str, str]) -> dict[str, str] | None:
+    """The environment to run again with, or None when this process should go on as it is."""
+    tunables = environ.get("GLIBC_TUNABLES", "")
+    if TUNABLE in tunables or platform.libc_ver()[0] != "glibc" or not _huge_pages_possible():
+        return None
+    return {**environ, "GLIBC_TUNABLES": ":".join(filter(None, (tunables, f"{TUNABLE}=1")))}
+
+
+def main() -> None:
+    environ = tuned_environment(dict(os.environ))
+    if environ is not None and sys.executable:
+        try:  # the same interpreter and arguments (`-m adopter`, or the `adopter` script)
+            os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)
+        except OSError:
+            pass  # cannot run itself again: go on with plain pages
+    from adopter.cli import main as cli_main
+
+    cli_main()
