@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -52,11 +52,12 @@ class Match:
     merged_reads: int = 0
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["class"] = data.pop("class_")
-        order = ["rule", "file", "class", "function", "line", "end_line", "init_lines", "bindings", "path",
-                 "eager_when", "col", "end_col", "nodes", "ctors"]
-        return {key: data[key] for key in order}
+        """DESIGN.md §5's object. Nested fields are shared, not copied (`asdict` deep-copied
+        them all: most of a warm `scan`); the result is for serialising, not editing."""
+        return {"rule": self.rule, "file": self.file, "class": self.class_, "function": self.function,
+                "line": self.line, "end_line": self.end_line, "init_lines": self.init_lines, "bindings": self.bindings,
+                "path": self.path, "eager_when": self.eager_when, "col": self.col, "end_col": self.end_col,
+                "nodes": self.nodes, "ctors": self.ctors}
 
     @property
     def location(self) -> tuple:
