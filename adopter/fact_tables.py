@@ -9,21 +9,25 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
-from itertools import chain
 from pathlib import Path
 
 from extractor.python_facts import FileFacts
-from extractor.schema import INT_COLUMNS, RELATIONS, with_free_text
-
-_QUOTED = ("\t", '"', "\n", "\r")
-
+from extractor.schema import INT_COLUMNS, RELATIONS, flat_fields
 
 def _field(text: str) -> str:
     """One TSV field as `csv` writes it (quoted only where needed), and `\r` quoted too,
     so no reader takes it for a line end."""
-    if any(c in text for c in _QUOTED):
+    if '"' in text or "\t" in text or "\n" in text or "\r" in text:
         return '"' + text.replace('"', '""') + '"'
     return text
+
+
+def _field_column(texts: list[str]) -> list[str]:
+    """`_field` of each text; a column often needs no quoting at all, which one scan tells."""
+    joined = "".join(texts)
+    if '"' in joined or "\t" in joined or "\n" in joined or "\r" in joined:
+        return [_field(text) for text in texts]
+    return texts
 
 
 def table_text(facts: FileFacts) -> dict[str, str]:
@@ -40,9 +44,8 @@ def table_text(facts: FileFacts) -> dict[str, str]:
     for relation, rows in facts.rows.items():
         if not rows:
             continue
-        rows = with_free_text(relation, rows, _field)
         line = line_start + "\t".join(["%s"] * len(RELATIONS[relation][0])) + "\n"
-        out[relation] = (line * len(rows)) % tuple(chain.from_iterable(rows))
+        out[relation] = (line * len(rows)) % flat_fields(relation, rows, _field_column)
     return out
 
 

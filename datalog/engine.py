@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -17,7 +16,7 @@ import clingo
 from clingo._internal import _ffi, _handle_error, _lib  # pyclingo's C bindings (clingo is pinned): see `_atom_rows`
 
 from extractor.python_facts import FileFacts
-from extractor.schema import INT_COLUMNS, RELATIONS, with_free_text
+from extractor.schema import INT_COLUMNS, RELATIONS, flat_fields
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
@@ -75,11 +74,18 @@ def _row_format(relation: str) -> str:
 
 
 _FORMATS = {relation: _row_format(relation) for relation in RELATIONS}
-_NEEDS_ESCAPE = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n"})
 
 
 def _escape(text: str) -> str:
-    return text.translate(_NEEDS_ESCAPE)
+    """`text` in clingo's string syntax (without the quotes)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _escape_column(texts: list[str]) -> list[str]:
+    """The texts escaped, all in one: `str.replace` scans in C, while `str.translate` looked
+    every character up in a dict (40% of rendering a file's facts as clingo terms)."""
+    escaped = _escape("\0".join(texts)).split("\0")
+    return escaped if len(escaped) == len(texts) else [_escape(text) for text in texts]  # a text held "\0"
 
 
 def loading_rules(relations: Iterable[str]) -> str:
@@ -131,8 +137,7 @@ def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str,
     for relation, rows in facts.rows.items():
         if relations is not None and relation not in relations:
             continue
-        rows = with_free_text(relation, rows, _escape)
-        out[relation] = "(" + (_FORMATS[relation] * len(rows)) % tuple(chain.from_iterable(rows)) + ")"
+        out[relation] = "(" + (_FORMATS[relation] * len(rows)) % flat_fields(relation, rows, _escape_column) + ")"
     return out
 
 

@@ -8,6 +8,8 @@ Positions are 1-based lines and 0-based columns, as Python's `ast` reports them.
 
 from __future__ import annotations
 
+from itertools import chain
+
 RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     # module level
     "module": (("module",), "the module's qualified name"),
@@ -72,17 +74,21 @@ FREE_TEXT_POSITIONS = {relation: tuple(i for i, c in enumerate(cols) if c in FRE
                        for relation, (cols, _) in RELATIONS.items()}
 
 
-def with_free_text(relation: str, rows: list[tuple], convert) -> list:
-    """The rows with `convert` applied to their free-text fields (the rows themselves when
-    the relation has none): both renderings of the facts quote only these."""
+def flat_fields(relation: str, rows: list[tuple], convert_column) -> tuple:
+    """Every field of `rows`, row after row, in one tuple, with each free-text column
+    converted at once (`convert_column`: the column's values in, converted values out):
+    both renderings of the facts format this list with one `%` and quote only these.
+
+    Why by column: converting field by field (a copy of every row, a call per field) was
+    40% of rendering a file's facts as clingo terms."""
     positions = FREE_TEXT_POSITIONS[relation]
     if not positions:
-        return rows
-    rows = [list(row) for row in rows]
-    for row in rows:
-        for i in positions:
-            row[i] = convert(row[i])
-    return rows
+        return tuple(chain.from_iterable(rows))
+    flat = list(chain.from_iterable(rows))
+    width = len(RELATIONS[relation][0])
+    for i in positions:
+        flat[i::width] = convert_column(flat[i::width])
+    return tuple(flat)
 
 
 def columns(relation: str) -> tuple[str, ...]:
