@@ -60,11 +60,11 @@ def compile_rule(rule: Rule) -> str:
             if item.arg.var:
                 var(item.arg.var).init_uses.append((j, item))
 
-    body = ["rule_root(R)"]
+    body = []
     types = []  # the node types the pattern names (datalog/match/support.lp computes inputs, keys... for those)
     for i, node in enumerate(fwd):
         x = xs[i]
-        body += [f"node_root({x}, R)", f"dl_node({x})"]
+        body.append(f"rule_node_at({x}, R, K{i + 1})")  # a node of a rule root, and its key (support.lp)
         if rule.scope == "methods":  # the paper's scope: module-level functions are shared code, left alone
             body.append(f"not function_node({x})")
         if node.kind == "layer" and node.callee.startswith("$"):
@@ -108,7 +108,7 @@ def compile_rule(rule: Rule) -> str:
                 body += [f"ctor_text({cs[j1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j2]}, {_pos(b)}, T_{v[1:]})"]
     # `;` is a sequence: the nodes run in the pattern's order
     for k in range(len(xs) - 1):
-        body += [f"node_key({xs[k]}, K{k + 1})", f"node_key({xs[k + 1]}, K{k + 2})", f"K{k + 1} < K{k + 2}"]
+        body.append(f"K{k + 1} < K{k + 2}")
     body += [f"{a} != {b}" for k, a in enumerate(xs) for b in xs[k + 1:]]
     body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
 
