@@ -59,17 +59,19 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     if problem:
         result.diagnostics.append(problem)
         return result
+    # the facts are cached as rows, or as their tables (TSV text and row count) when those are
+    # what is asked: rendered once, and a pickle of text is cheap to write and to read
+    facts_kind = "tables" if render_tables else "facts"
     if cache.folder is None:  # keys hash the file and all of Adopter's code: skip when nothing is cached
-        keys = dict.fromkeys(("facts", "summary", "matches"), "")
+        keys = dict.fromkeys((facts_kind, "summary", "matches"), "")
     else:
-        keys = {"facts": entry_key(data, "facts", str(path)), "summary": entry_key(data, "summary", variant),
+        keys = {facts_kind: entry_key(data, facts_kind, str(path)), "summary": entry_key(data, "summary", variant),
                 "matches": entry_key(data, "matches", program, str(path), variant)}
-    wanted = {k for k, on in (("facts", want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
+    wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
     if missing and only_cached:
         return None
-    facts = found.get("facts")
     if missing:
         text, problem = decode_source(data, path)
         if text is None:
@@ -80,9 +82,9 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
             result.diagnostics.append(problem)
         if facts is None:
             return result
-        if "facts" in missing:
-            found["facts"] = facts
-            cache.put(keys["facts"], facts)
+        if facts_kind in missing:  # here, in the worker: the parent only writes the tables
+            found[facts_kind] = (table_text(facts), facts.count()) if render_tables else facts
+            cache.put(keys[facts_kind], found[facts_kind])
         if missing & {"summary", "matches"}:
             try:
                 found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing, variant))
@@ -91,10 +93,11 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
                 return result
             for kind in missing & {"summary", "matches"}:
                 cache.put(keys[kind], found[kind])
-    result.facts = found.get("facts")
-    result.fact_count = result.facts.count() if result.facts is not None else 0
-    if render_tables and result.facts is not None:  # here, in the worker: the parent only writes
-        result.tables, result.facts = table_text(result.facts), None
+    if render_tables:
+        result.tables, result.fact_count = found.get("tables") or (None, 0)
+    else:
+        result.facts = found.get("facts")
+        result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
     result.matches = found.get("matches")
     result.cached = not missing
