@@ -26,6 +26,7 @@ _SHORT_TEXT = 80  # longer expressions get no expr_text (conditions always do)
 # `name`/`constant`, and calls and operators are DL nodes rendered from their own facts.
 _TEXT_TYPES = frozenset({ast.Attribute, ast.Subscript, ast.UnaryOp, ast.Tuple, ast.List, ast.Starred, ast.Slice})
 _WHITESPACE = re.compile(r"\s+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _KIND: dict[type, str] = {}  # expression kind names, by node type (`ast.Call` -> "call")
 
 
@@ -64,7 +65,8 @@ def resolve_relative(module: str, level: int, target: str | None) -> str:
 class FactExtractor:
     def __init__(self, source: str, path: str, module: str | None = None):
         self.source = source
-        self.lines = source.splitlines()
+        # lines as `ast` counts them: str.splitlines also breaks at form feeds and other separators
+        self.lines = _LINE_BREAK.split(source)
         self.facts = FileFacts(path)
         self.module = module or module_qname(path)
         self._next_id = 0
@@ -85,7 +87,13 @@ class FactExtractor:
     def _text(self, node: ast.AST) -> str:
         line, end = node.lineno - 1, node.end_lineno - 1
         if line == end:
-            raw = self.lines[line].encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+            source = self.lines[line]
+            if source.isascii():  # columns are byte offsets: in ASCII, character offsets too
+                raw = source[node.col_offset:node.end_col_offset]
+                if "  " not in raw and "\t" not in raw and "\x0b" not in raw and "\x0c" not in raw:
+                    return raw.strip()  # no whitespace run to collapse
+            else:
+                raw = source.encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
         else:
             chunks = [self.lines[line].encode()[node.col_offset:].decode(errors="replace")]
             chunks += self.lines[line + 1:end]

@@ -89,3 +89,9 @@ def test_any_text_reaches_clingo_unchanged_and_other_text_columns_hold_no_escape
             for col, value in zip(cols, row):
                 if col not in INT_COLUMNS and col not in FREE_TEXT_COLUMNS:
                     assert not set(value) & set('"\\\n'), (name, col, value)
+
+
+def test_source_text_follows_the_lines_ast_counts_even_after_a_form_feed():
+    # str.splitlines also breaks at form feeds, and every later text would come from the wrong line
+    facts = facts_of("import torch\n\x0c\nclass A:\n    def f(self, x):\n        return self.layer.weight\n")
+    assert {text for _, text in facts.rows["expr_text"]} == {"self.layer.weight", "self.layer"}
