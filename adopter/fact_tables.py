@@ -14,20 +14,21 @@ from pathlib import Path
 from extractor.python_facts import FileFacts
 from extractor.schema import INT_COLUMNS, RELATIONS, flat_fields
 
+
+def _needs_quotes(text: str) -> bool:
+    """Whether a TSV field must be quoted: as `csv` decides, and `\r` too, so no reader
+    takes it for a line end."""
+    return '"' in text or "\t" in text or "\n" in text or "\r" in text
+
+
 def _field(text: str) -> str:
-    """One TSV field as `csv` writes it (quoted only where needed), and `\r` quoted too,
-    so no reader takes it for a line end."""
-    if '"' in text or "\t" in text or "\n" in text or "\r" in text:
-        return '"' + text.replace('"', '""') + '"'
-    return text
+    """One TSV field as `csv` writes it (quoted only where needed)."""
+    return '"' + text.replace('"', '""') + '"' if _needs_quotes(text) else text
 
 
 def _field_column(texts: list[str]) -> list[str]:
     """`_field` of each text; a column often needs no quoting at all, which one scan tells."""
-    joined = "".join(texts)
-    if '"' in joined or "\t" in joined or "\n" in joined or "\r" in joined:
-        return [_field(text) for text in texts]
-    return texts
+    return [_field(text) for text in texts] if _needs_quotes("".join(texts)) else texts
 
 
 def table_text(facts: FileFacts) -> dict[str, str]:

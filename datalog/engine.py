@@ -44,8 +44,8 @@ class _Builtins:
 
     @staticmethod
     def cat(*parts: clingo.Symbol) -> clingo.Symbol:
-        # ~240 calls per zoo file: asking each part's `type` (an enum built per call) cost
-        # twice the time of trying `string`, which only numbers and terms fail
+        # asking each part's `type` (an enum built per call) cost twice the time of trying
+        # `string`, which only numbers and terms fail
         texts = []
         for part in parts:
             try:

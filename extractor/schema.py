@@ -77,7 +77,7 @@ FREE_TEXT_POSITIONS = {relation: tuple(i for i, c in enumerate(cols) if c in FRE
 def flat_fields(relation: str, rows: list[tuple], convert_column) -> tuple:
     """Every field of `rows`, row after row, in one tuple, with each free-text column
     converted at once (`convert_column`: the column's values in, converted values out):
-    both renderings of the facts format this list with one `%` and quote only these.
+    both renderings of the facts format this tuple with one `%` and quote only these.
 
     Why by column: converting field by field (a copy of every row, a call per field) was
     40% of rendering a file's facts as clingo terms."""

@@ -58,6 +58,16 @@ def test_all_good_input_exits_zero_and_summarises(tree):
     assert "3 DL nodes, 1 forward structures" in result.stdout
 
 
+def test_a_warm_facts_run_writes_the_tables_it_cached_and_the_same_summary(tree):
+    from adopter import analysis
+    cold = analysis.run([str(tree / "good.py")], jobs=1, cache_dir=tree / "cache", tables=tree / "cold")
+    warm = analysis.run([str(tree / "good.py")], jobs=1, cache_dir=tree / "cache", tables=tree / "warm")
+    assert [f.cached for f in cold.files] == [False] and [f.cached for f in warm.files] == [True]
+    assert warm.fact_count == cold.fact_count > 0 and warm.total(0) == cold.total(0) == 3
+    for table in (tree / "cold").glob("*.tsv"):
+        assert (tree / "warm" / table.name).read_text() == table.read_text(), table.name
+
+
 def test_query_formats(tree):
     run("facts", tree / "good.py", "--out", tree / "f", "-j", "1")
     forward_functions = 'node_type(X, T), node_kind(X, function), node_root(X, r(F)), function_def(F, "forward", _, _, _, _)'
