@@ -76,7 +76,7 @@ def facts(paths: List[str] = typer.Argument(..., help="Python files or directori
           out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
           analyse: bool = typer.Option(True, "--analyse/--no-analyse", help="Also run the Datalog core."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/.")):
+          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder).")):
     """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
     result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
                           cache_dir=None if no_cache else CACHE_DIR, tables=out)
@@ -151,7 +151,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          fmt: ScanFormat = typer.Option(ScanFormat.table, "--format"),
          output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report here (atomically)."),
          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-         no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/ (a cold run)."),
+         no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (a cold run)."),
          variant: str = typer.Option("full", "--variant", help="Analysis ablation, for evaluation: full, "
                                      + ", ".join(VARIANTS) + ".")):
     """Find every place a rule matches; one record per location."""
@@ -185,7 +185,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
           backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/."),
+          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
           kernels: str = typer.Option("default", "--kernels", "-k",
                                       help="Kernel set: `default` (PyTorch kernels measured to help), `torch` "
                                            "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper)."),

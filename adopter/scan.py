@@ -226,6 +226,6 @@ def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
     from adopter.pipeline import run_files  # the pipeline imports this module
     start = time.perf_counter()
     files, problems = expand_paths(paths)
-    results = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
+    results, run_problems = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
                         cache_dir=cache_dir, variant=variant)
-    return ScanResult(results, problems, time.perf_counter() - start)
+    return ScanResult(results, problems + run_problems, time.perf_counter() - start)

@@ -115,6 +115,27 @@ def _program_text(path: Path) -> str:
     return text
 
 
+@lru_cache(maxsize=4)
+def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, set[int]]:
+    """Every relation a query over `programs` may name, with its arities: the input
+    relations and each relation a rule of the programs defines."""
+    import clingo.ast
+
+    known: dict[str, set[int]] = {}
+    for relation, (cols, _) in RELATIONS.items():
+        known.setdefault(relation, set()).add(len(cols))
+
+    def head(statement) -> None:
+        if statement.ast_type == clingo.ast.ASTType.Rule and statement.head.ast_type == clingo.ast.ASTType.Literal:
+            atom = statement.head.atom
+            if atom.ast_type == clingo.ast.ASTType.SymbolicAtom and atom.symbol.ast_type == clingo.ast.ASTType.Function:
+                known.setdefault(atom.symbol.name, set()).add(len(atom.symbol.arguments))
+
+    for program in programs:  # _program_text has appended the included files: drop the directives
+        clingo.ast.parse_string(re.sub(r'#include "[^"]+"\.', "", _program_text(program)), head)
+    return known
+
+
 def relations_read(programs: Sequence[Path], extra_program: str = "") -> set[str]:
     """The input relations the programs mention: the only facts worth loading."""
     return set(_relations_read(tuple(programs), extra_program))

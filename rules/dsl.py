@@ -5,6 +5,7 @@ Rules are data: the parser builds the dataclasses of rules/model.py and never ev
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import lark
@@ -13,10 +14,13 @@ from adopter.diagnostics import AdopterError, Diagnostic
 from rules.model import Arg, Input, PatternNode, Rule
 
 _GRAMMAR = (Path(__file__).resolve().parent / "grammar.lark").read_text()
-# cache=True: lark keeps the grammar's parse tables in the temp folder, keyed by the grammar
-# and lark's version (like bytecode, they depend on the tool, not on its input): building
-# them took ~50 ms of every run that parses a rule
-_PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True, cache=True)
+# No `cache=True`: lark would load its parse tables from a pickle at a predictable name in
+# the shared temp folder, which any local user can plant. Building them costs ~50 ms, paid
+# only when a rule is parsed: parsed rules are cached (rules/registry.py), as JSON.
+_PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True)
+
+
+_RULE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _error(path: str, line: int | None, col: int | None, message: str) -> AdopterError:
@@ -73,6 +77,9 @@ def _side(tree: lark.Tree) -> list[PatternNode]:
 
 def parse_rule(text: str, path: str) -> Rule:
     """Parse one rule file's text; raise `AdopterError` (file:line:col) when malformed."""
+    if "\0" in text:
+        before = text[: text.index("\0")]
+        raise _error(path, before.count("\n") + 1, len(before) - before.rfind("\n"), "a rule cannot hold a NUL character")
     try:
         tree = _PARSER.parse(text)
     except lark.exceptions.UnexpectedInput as error:
@@ -105,6 +112,9 @@ def parse_rule(text: str, path: str) -> Rule:
 def _check(rule: Rule) -> None:
     """Type checks: names file, line and column of the first problem."""
     path = rule.path
+    if not _RULE_ID.fullmatch(rule.id):
+        raise _error(path, 1, 1, f"rule id {rule.id!r} must be letters, digits and `_` (it names the rule "
+                                 "everywhere, and its file is `<id>.adopt`)")
     if rule.id != Path(path).stem:
         raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
     if rule.guards not in ("feasible", "equal"):

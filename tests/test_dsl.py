@@ -32,7 +32,7 @@ def test_a_rule_parses_into_nodes_with_positions_and_variables():
 
 def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility():
     program = compile_rule(parse_rule(GOOD, "rules/x/example.adopt"))
-    assert program.startswith("% rule example")
+    assert program.startswith('% rule "example"')
     assert "input_from(X2, 0, X1)" in program                      # $a flows from the dropout
     assert 'input_const(X6, "dim", "-1")' in program
     assert 'not ctor_const(C2, "bias", "False")' in program
