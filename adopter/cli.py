@@ -15,7 +15,7 @@ import typer
 from adopter import analysis
 from adopter.atomic import atomic_write_text
 from adopter.cache import DEFAULT_DIR as CACHE_DIR
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.diagnostics import AdopterError, Diagnostic, display_path
 from datalog.engine import VARIANTS
 from adopter.fact_tables import read_tables
 from adopter.query import run_query
@@ -71,6 +71,17 @@ def _fail(error: AdopterError) -> None:
     raise typer.Exit(2)
 
 
+def _reason(error: Exception) -> str:
+    if isinstance(error, UnicodeEncodeError):
+        return f"the patched text does not fit the file's encoding {error.encoding}"
+    return error.strerror or str(error) if isinstance(error, OSError) else str(error)
+
+
+def _fail_write(path: Path, error: OSError) -> None:
+    """An output that cannot be written: one line, exit 2."""
+    _fail(AdopterError(Diagnostic(str(error.filename or path), None, None, f"cannot write: {_reason(error)}")))
+
+
 @app.command()
 def facts(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
           out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
@@ -78,8 +89,11 @@ def facts(paths: List[str] = typer.Argument(..., help="Python files or directori
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder).")):
     """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
-    result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
-                          cache_dir=None if no_cache else CACHE_DIR, tables=out)
+    try:
+        result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
+                              cache_dir=None if no_cache else CACHE_DIR, tables=out)
+    except OSError as error:
+        _fail_write(out, error)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     n_facts = result.fact_count
@@ -105,13 +119,15 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
     if facts_dir is not None and not (facts_dir / "module.tsv").exists():
         sys.stderr.write(f"{facts_dir}: error: no fact tables here (run `adopter facts PATH --out {facts_dir}`)\n")
         raise typer.Exit(2)
-    all_facts = read_tables(facts_dir) if facts_dir is not None else []
-    if sources:
-        result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
-        for diagnostic in result.diagnostics:
-            _report(diagnostic)
-        all_facts += result.all_facts
+    failed = 0
     try:
+        all_facts = read_tables(facts_dir) if facts_dir is not None else []
+        if sources:
+            result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
+            for diagnostic in result.diagnostics:
+                _report(diagnostic)
+            failed = result.failed
+            all_facts += result.all_facts
         frame = run_query(all_facts, text)
     except AdopterError as error:
         _fail(error)
@@ -121,6 +137,7 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
         sys.stdout.write(frame.to_json(orient="records", lines=True))
     else:
         print(frame.to_string(index=False) if len(frame) else "(no answers)")
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command()
@@ -165,9 +182,12 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir, variant=variant)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
-    text = render_matches(result.matches, fmt.value, chosen)
+    text = render_matches(result.matches, fmt.value, chosen, result.diagnostics)
     if output is not None:
-        atomic_write_text(output, text)
+        try:
+            atomic_write_text(output, text)
+        except OSError as error:
+            _fail_write(output, error)
     else:
         sys.stdout.write(text)
     if sys.stderr.isatty() or output is not None:
@@ -215,23 +235,37 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
         if reason.startswith(LEFT_OUT):  # one line per rule below, not one per match
             left_out[(match.rule, reason)] = left_out.get((match.rule, reason), 0) + 1
         else:
-            sys.stderr.write(f"{match.file}:{match.line}: {match.rule}: not rewritten: {reason}\n")
+            sys.stderr.write(f"{display_path(match.file)}:{match.line}: {match.rule}: not rewritten: {reason}\n")
     for (rule, reason), count in sorted(left_out.items()):
         sys.stderr.write(f"{rule}: {count} matches not rewritten, {reason} (`--kernels torch` rewrites them)\n")
     changed = [p for p in report.patches if p.changed]
-    for patch in changed:
-        text = unified_diff(patch)
-        if diff:
-            sys.stdout.write(text)
-        if patches is not None:
-            atomic_write_text(patches / output_name(patch.path, paths).with_suffix(".diff"), text)
-        if out is not None:
-            atomic_write_text(out / output_name(patch.path, paths), patch.patched)
-        if write:
-            write_in_place(patch, backup)
+    written: list[str] = []  # files this run wrote (for --write or --out), reported when interrupted
+    not_written = 0
+    try:
+        for patch in changed:
+            text = unified_diff(patch)
+            if diff:
+                sys.stdout.write(text)
+            try:
+                if patches is not None:
+                    atomic_write_text(patches / output_name(patch.path, paths).with_suffix(".diff"), text, patch.encoding)
+                if out is not None:
+                    atomic_write_text(out / output_name(patch.path, paths), patch.patched, patch.encoding)
+                    written.append(str(out / output_name(patch.path, paths)))
+                if write:
+                    write_in_place(patch, backup)
+                    written.append(patch.path)
+            except (OSError, UnicodeEncodeError) as error:
+                _report(Diagnostic(patch.path, None, None, f"not written: {_reason(error)}"))
+                not_written += 1
+    except KeyboardInterrupt:
+        sys.stderr.write(f"interrupted: {len(written)} files written" + (":" if written else "") + "\n")
+        for name in written:
+            sys.stderr.write(f"  {display_path(name)}\n")
+        raise typer.Exit(130)
     sys.stderr.write(f"{report.applied} patches in {len(changed)} files, {len(report.refused)} matches not rewritten, "
-                     f"{report.failed} files failed\n")
-    raise typer.Exit(1 if report.failed else 0)
+                     f"{report.failed + not_written} files failed\n")
+    raise typer.Exit(1 if report.failed or not_written else 0)
 
 
 @app.command()
@@ -274,7 +308,16 @@ def rules_show(rule_id: str = typer.Argument(..., help="A rule id or .adopt path
     print(compile_rule(rule) if datalog else Path(rule.path).read_text(), end="")
 
 
+def _terminate(signum, _frame) -> None:
+    """SIGTERM as an interruption: `finally` blocks run (workers are stopped, temporary
+    files removed) and the command says what it was doing."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)  # typer exits 130 on an interruption
     app()
 
 

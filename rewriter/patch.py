@@ -27,6 +27,7 @@ class FilePatch:
     patched: str
     applied: list[Match] = field(default_factory=list)
     refused: list[tuple[Match, str]] = field(default_factory=list)
+    encoding: str = "utf-8"  # the file's, for writing it back (a coding line, a BOM)
 
     @property
     def changed(self) -> bool:
