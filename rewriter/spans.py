@@ -27,6 +27,19 @@ class Unsafe(Exception):
     """The rewriter cannot transform a match safely; the reason is the message."""
 
 
+# Why a match that overlaps a guarded rewrite's kept original is not rewritten, on every pass.
+OVERLAPS_FALLBACK = "overlaps the statements a guarded rewrite keeps as its fallback"
+
+
+class AlreadyRewritten(Unsafe):
+    """A guarded match found inside the original code an earlier guarded rewrite kept:
+    `lines` (first, last) is that kept range, which other matches must leave alone too."""
+
+    def __init__(self, message: str, lines: tuple[int, int]):
+        super().__init__(message)
+        self.lines = lines
+
+
 class SourceLines:
     """Converts `ast` byte columns to libcst character columns."""
 

@@ -185,3 +185,23 @@ def test_save_original_names_is_emitted_only_when_asked(tmp_path):
     assert "load_renamed(self, {" in plain.patched and "save_original" not in plain.patched
     assert "}, save_original=True)" in asked.patched
     assert plain.patched.replace("})\n", "}, save_original=True)\n") == asked.patched
+
+
+@pytest.mark.parametrize("kernels", ["default", "torch", "paper"])
+def test_applying_twice_changes_nothing_on_the_zoo(zoo, tmp_path, kernels):
+    """One decision per location, the same on every pass: the zoo patched once with every
+    rule, then patched again, is left as it is (a match the first pass refused for
+    overlapping a guarded rewrite is refused again, inside the original it kept)."""
+    from adopter.apply import plan_patches
+
+    rules = load_rules()
+    first = plan_patches([str(zoo)], rules, kernels=kernels)
+    assert first.failed == 0 and first.applied > 0
+    once = tmp_path / "once"
+    once.mkdir()
+    for patch in first.patches:
+        if patch.changed:
+            (once / Path(patch.path).name).write_text(patch.patched)
+    second = plan_patches([str(once)], rules, kernels=kernels)
+    assert second.failed == 0
+    assert [(Path(p.path).name, [(m.rule, m.line) for m in p.applied]) for p in second.patches if p.changed] == []
