@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-scale profile bench-models bench-gpu verify-setup verify-harness test-verify test clean
+.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale profile bench-models bench-gpu verify-setup verify-harness test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -60,6 +60,10 @@ build/matches.jsonl:
 # Speed and memory of the main path, measured in one run (build/bench/bench.tsv).
 bench: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.run
+
+# Compile time of a chain rule of N nodes, N = 100..800 (build/bench/compile.tsv).
+bench-compile: setup
+	$(BIN)/python -m evaluation.bench.compile_rules
 
 # Where the cold analysis goes, stage by stage, on every 5th zoo file (build/bench/profile.tsv).
 profile: setup $(ZOO)/modeling_bert.py
