@@ -16,6 +16,7 @@ grounding cost ~5-20 ms per rule and file before any fact was read.)
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 from dataclasses import dataclass
@@ -107,10 +108,12 @@ def compile_rule(rule: Rule) -> str:
                 body += [f"input_text({xs[i1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j1]}, {_pos(b)}, T_{v[1:]})"]
             for (j1, a), (j2, b) in zip(info.init_uses, info.init_uses[1:]):
                 body += [f"ctor_text({cs[j1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j2]}, {_pos(b)}, T_{v[1:]})"]
-    # `;` is a sequence: the nodes run in the pattern's order
+    # `;` is a sequence: the nodes run in the pattern's order. A node has one key (node_key
+    # in datalog/match/support.lp is a function of the node's site), so K1 < K2 < ... also
+    # makes the nodes distinct: no `Xi != Xj` literals, which grew with the square of the
+    # pattern's length. Constructors have no order: two `init:` nodes are two objects.
     for k in range(len(xs) - 1):
         body.append(f"K{k + 1} < K{k + 2}")
-    body += [f"{a} != {b}" for k, a in enumerate(xs) for b in xs[k + 1:]]
     body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
 
     # A candidate is one term, m(Rule, Root, Nodes, Ctors); the checks every candidate goes
@@ -189,20 +192,30 @@ def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str
     free = [[v for v in variables if v not in step] for variables in names]
     _wait_for_bindings(at, free, positive, last)
     # a variable is carried from step k to k+1 while a later step's literal holds it; the
-    # nodes and constructors are carried to the head
-    last_use: dict[str, int] = dict.fromkeys(xs, last + 1) | dict.fromkeys(cs, last + 1)
+    # nodes and constructors are carried to the head. `carried` stays sorted (R first) as
+    # variables join and leave it, so a step costs what its own literals and its
+    # `cand_part` terms cost.
+    last_use: dict[str, int] = dict.fromkeys(xs, last + 1) | dict.fromkeys(cs, last + 1) | {"R": 1}
     own: list[list[int]] = [[] for _ in range(last + 1)]
     for i, variables in enumerate(names):
         own[at[i]].append(i)
         for v in variables:
-            last_use[v] = max(last_use.get(v, 0), at[i])
-    rules, carried = [], ["R"]
+            last_use[v] = max(last_use[v], at[i]) if v in last_use else at[i]
+    leaving: dict[int, list[str]] = {}
+    for v, k in last_use.items():
+        leaving.setdefault(k, []).append(v)
+    rules, carried, holding = [], ["R"], {"R"}
     for k in range(1, last + 1):
         previous = [f'cand_part({q(name)}, {k - 1}, {", ".join(carried)})'] if k > 1 else []
-        kept = [v for v in carried if last_use[v] > k]
-        seen = set(kept)
-        new = {v for i in own[k] for v in names[i] if v not in seen and last_use[v] > k}
-        carried = sorted(kept + sorted(new, key=_root_first), key=_root_first)  # two sorted runs: a merge
+        for v in leaving.get(k, ()):
+            if v in holding:
+                holding.remove(v)
+                del carried[bisect.bisect_left(carried, _root_first(v), key=_root_first)]
+        for i in own[k]:
+            for v in names[i]:
+                if v not in holding and last_use[v] > k:
+                    holding.add(v)
+                    bisect.insort(carried, v, key=_root_first)
         target = head if k == last else f'cand_part({q(name)}, {k}, {", ".join(carried)})'
         rules.append(f"{target} :- {', '.join(previous + [body[i] for i in own[k]])}.")
     return rules

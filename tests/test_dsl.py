@@ -118,3 +118,12 @@ def test_parsed_rules_are_cached_by_content_and_a_changed_rule_is_parsed_again(t
     assert parsed == [rule_file] and changed.forward_source[0].callee == "torch.nn.functional.log_softmax"
     (uncached,) = load_rules([str(rule_file)], cache_dir=None)
     assert len(parsed) == 2 and uncached == changed
+
+
+def test_a_chain_rule_compiles_to_a_number_of_literals_linear_in_its_length():
+    # the timing is `make bench-compile`'s; this checks the shape: no pairwise literals
+    from evaluation.bench.compile_rules import body_literals, chain_rule
+
+    counts = [body_literals(compile_rule(parse_rule(chain_rule(n), "rules/x/chain.adopt"))) for n in (10, 20, 40, 80)]
+    steps = [b - a for a, b in zip(counts, counts[1:])]
+    assert steps == [steps[0], 2 * steps[0], 4 * steps[0]], counts
