@@ -47,10 +47,11 @@ DEFAULT_DIR = default_dir()  # read once, at import (the tests set ADOPTER_CACHE
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Hash of the extractor, the Datalog programs and the pipeline code."""
+    """Hash of the extractor, the Datalog programs and the pipeline code (with the names
+    catalogue that the rule checker reads)."""
     digest = hashlib.sha256(f"format {FORMAT}".encode())
     for folder, pattern in (("extractor", "*.py"), ("datalog", "*.lp"), ("datalog", "*.py"),
-                            ("adopter", "*.py"), ("rules", "*.py"), ("rules", "*.lark")):
+                            ("adopter", "*.py"), ("rules", "*.py"), ("rules", "*.lark"), ("rules", "*.tsv")):
         for path in sorted((ROOT / folder).rglob(pattern)):
             digest.update(path.relative_to(ROOT).as_posix().encode())
             digest.update(path.read_bytes())

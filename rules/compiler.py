@@ -16,6 +16,8 @@ grounding cost ~5-20 ms per rule and file before any fact was read.)
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
 from dataclasses import dataclass
 
@@ -109,10 +111,12 @@ def compile_rule(rule: Rule) -> str:
                 body += [f"input_text({xs[i1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j1]}, {_pos(b)}, T_{v[1:]})"]
             for (j1, a), (j2, b) in zip(info.init_uses, info.init_uses[1:]):
                 body += [f"ctor_text({cs[j1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j2]}, {_pos(b)}, T_{v[1:]})"]
-    # `;` is a sequence: the nodes run in the pattern's order
+    # `;` is a sequence: the nodes run in the pattern's order. A node has one key (node_key
+    # in datalog/match/support.lp is a function of the node's site), so K1 < K2 < ... also
+    # makes the nodes distinct: no `Xi != Xj` literals, which grew with the square of the
+    # pattern's length. Constructors have no order: two `init:` nodes are two objects.
     for k in range(len(xs) - 1):
         body.append(f"K{k + 1} < K{k + 2}")
-    body += [f"{a} != {b}" for k, a in enumerate(xs) for b in xs[k + 1:]]
     body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
 
     # A candidate is one term, m(Rule, Root, Nodes, Ctors); the checks every candidate goes
@@ -168,37 +172,96 @@ def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str
     bodies was 44% of grounding a file with no facts, mostly these), and its guesses could
     start anywhere in the pattern; a chain follows the pattern's order, with at most a
     node's literals per rule.
+
+    Every literal's variables are read once, and each step is computed from the literals
+    that hold a variable: the time grows with the body's length, not with its square.
     """
     body = list(dict.fromkeys(body))  # pairwise literals (keys, equal values) name a middle node twice
+    names = [_variables(lit) for lit in body]
     # the step at which each node (Xk: step k) and constructor (with its node's `ctor`
     # literal, else the last step) is bound
     step = {x: k + 1 for k, x in enumerate(xs)}
     last = len(xs)
+    ctors, anchored = set(cs), {}
+    for lit, variables in zip(body, names):
+        if lit.startswith("ctor("):
+            node = max(step[v] for v in variables if v in step)
+            for v in variables:
+                if v in ctors:
+                    anchored[v] = min(anchored.get(v, node), node)
     for c in cs:
-        anchored = [max(step[v] for v in _variables(lit) if v in step) for lit in body
-                    if lit.startswith("ctor(") and c in _variables(lit)]
-        step[c] = min(anchored, default=last)
+        step[c] = anchored.get(c, last)
     positive = [not lit.startswith("not ") and not re.search(r"[<>=]", _STRING.sub("", lit)) for lit in body]
-    at = [max([step.get(v, 0) for v in _variables(lit)] + [1]) for lit in body]
-    free = [[v for v in _variables(lit) if v not in step] for lit in body]
-    # any other variable is bound at the earliest step of a positive literal holding it:
-    # a literal using it waits for that step (steps only grow, so this ends)
-    while True:
-        bound_at: dict[str, int] = {}
-        for i in range(len(body)):
-            for v in free[i] if positive[i] else ():
-                bound_at[v] = min(bound_at.get(v, last), at[i])
-        waits = [max([bound_at.get(v, 0) for v in free[i]] + [at[i]]) for i in range(len(body))]
-        if waits == at:
-            break
-        at = waits
-    rules, carried = [], ["R"]
+    at = [max([step.get(v, 0) for v in variables] + [1]) for variables in names]
+    free = [[v for v in variables if v not in step] for variables in names]
+    _wait_for_bindings(at, free, positive, last)
+    # a variable is carried from step k to k+1 while a later step's literal holds it; the
+    # nodes and constructors are carried to the head. `carried` stays sorted (R first) as
+    # variables join and leave it, so a step costs what its own literals and its
+    # `cand_part` terms cost.
+    last_use: dict[str, int] = dict.fromkeys(xs, last + 1) | dict.fromkeys(cs, last + 1) | {"R": 1}
+    own: list[list[int]] = [[] for _ in range(last + 1)]
+    for i, variables in enumerate(names):
+        own[at[i]].append(i)
+        for v in variables:
+            last_use[v] = max(last_use[v], at[i]) if v in last_use else at[i]
+    leaving: dict[int, list[str]] = {}
+    for v, k in last_use.items():
+        leaving.setdefault(k, []).append(v)
+    rules, carried, holding = [], ["R"], {"R"}
     for k in range(1, last + 1):
-        own = [lit for i, lit in enumerate(body) if at[i] == k]
-        later = {v for i, lit in enumerate(body) if at[i] > k for v in _variables(lit)} | set(xs) | set(cs)
-        known = set(carried) | {v for lit in own for v in _variables(lit)}
         previous = [f'cand_part({q(name)}, {k - 1}, {", ".join(carried)})'] if k > 1 else []
-        carried = sorted(known & later, key=lambda v: (v != "R", v))
+        for v in leaving.get(k, ()):
+            if v in holding:
+                holding.remove(v)
+                del carried[bisect.bisect_left(carried, _root_first(v), key=_root_first)]
+        for i in own[k]:
+            for v in names[i]:
+                if v not in holding and last_use[v] > k:
+                    holding.add(v)
+                    bisect.insort(carried, v, key=_root_first)
         target = head if k == last else f'cand_part({q(name)}, {k}, {", ".join(carried)})'
-        rules.append(f"{target} :- {', '.join(previous + own)}.")
+        rules.append(f"{target} :- {', '.join(previous + [body[i] for i in own[k]])}.")
     return rules
+
+
+def _root_first(variable: str) -> tuple[bool, str]:
+    return variable != "R", variable
+
+
+def _wait_for_bindings(at: list[int], free: list[list[str]], positive: list[bool], last: int) -> None:
+    """Move literals to later steps (in place) until each one's variables are bound.
+
+    A variable other than a node or constructor is bound at the earliest step of a positive
+    literal holding it (at most the last step); a literal using it waits for that step.
+    Steps only grow, so this ends; only the literals of a variable whose step moved are
+    looked at again.
+    """
+    users: dict[str, list[int]] = {}
+    binders: dict[str, list[tuple[int, int]]] = {}  # a heap of (step, literal); stale entries are skipped
+    for i, variables in enumerate(free):
+        for v in variables:
+            users.setdefault(v, []).append(i)
+            if positive[i]:
+                binders.setdefault(v, []).append((at[i], i))
+    bound_at: dict[str, int] = {}
+    for v, heap in binders.items():
+        heapq.heapify(heap)
+        bound_at[v] = min(last, heap[0][0])
+    pending = list(range(len(at)))
+    while pending:
+        i = pending.pop()
+        wait = max([bound_at.get(v, 0) for v in free[i]] + [at[i]])
+        if wait == at[i]:
+            continue
+        at[i] = wait
+        if not positive[i]:
+            continue
+        for v in free[i]:
+            heap = binders[v]
+            heapq.heappush(heap, (wait, i))
+            while heap[0][0] != at[heap[0][1]]:
+                heapq.heappop(heap)
+            if min(last, heap[0][0]) != bound_at[v]:
+                bound_at[v] = min(last, heap[0][0])
+                pending += users[v]
