@@ -58,6 +58,8 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
                for first, last in kept_originals for site in match.nodes):
             planned.remove((match, plan))
             result.refused.append((match, f"{OVERLAPS_FALLBACK} (applied already)"))
+    if not planned:  # nothing to edit: transforming the tree would only copy it
+        return result
     kept, module = _together(ctx, planned, result)
     if not kept:
         return result
