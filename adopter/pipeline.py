@@ -21,7 +21,7 @@ from adopter.cache import ResultCache, entry_key
 from adopter.diagnostics import Diagnostic
 from adopter.fact_tables import table_text
 from adopter.forks import map_forked
-from adopter.scan import REPORTED, Match, matches_from_model, rules_program
+from adopter.scan import REPORTED, Match, matches_from_model, rules_program, unmodelled_warnings
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
 from datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
@@ -99,7 +99,9 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         result.facts = found.get("facts")
         result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
-    result.matches = found.get("matches")
+    if found.get("matches") is not None:  # the matches, and the warnings about functions left unmatched
+        result.matches, warnings = found["matches"]
+        result.diagnostics += warnings
     result.cached = not missing
     result.seconds = time.perf_counter() - start
     return result
@@ -123,7 +125,7 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
         structures, skipped = count_structures(model)
         out["summary"] = (len(model.ids("dl_node")), structures, skipped)
     if matches:
-        out["matches"] = matches_from_model(model, facts, rules)
+        out["matches"] = (matches_from_model(model, facts, rules), unmodelled_warnings(model, facts))
     return out
 
 
