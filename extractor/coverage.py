@@ -35,7 +35,7 @@ STATEMENTS: dict[str, tuple[str, str]] = {
     "AsyncFor": (MODELLED, "as For"),
     "While": (MODELLED, "loop head with its test as a guard literal, back edge, else block"),
     "If": (MODELLED, "branches with the test as a guard literal (also after an early return)"),
-    "With": (MODELLED, "items in order, each target a definition seen by later items and the body "
+    "With": (MODELLED, "items in order; each target (nested too) a definition, seen by the body "
                        "(a context manager is assumed not to swallow exceptions)"),
     "AsyncWith": (MODELLED, "as With"),
     "Match": (MODELLED, "subject read; each case a branch (captures are definitions, the guard a "

@@ -78,6 +78,7 @@ class FactExtractor:
         self._exit = 0
         self._loops: list[tuple[int, list]] = []  # (loop head, pending break edges)
         self._scopes: list[tuple[int, str]] = []  # nested scopes (id, kind) around the expression being emitted
+        self._skippable = 0  # > 0 inside an operand of and/or after the first, or an arm of `a if c else b`
         self._raising: list[list[int]] = []  # per enclosing `try`: its statements whose exceptions it may catch
         self._rows = self.facts.rows
         self._expr_rows = self._rows["expr"]  # the largest relation: appended to directly
@@ -206,11 +207,11 @@ class FactExtractor:
             sid = self._stmt(type(node).__name__.lower(), self._pos(node), parent, branch, index)
             for source, label in preds:
                 self._edge(source, sid, label)
-            preds = self._statement(node, sid)
+            preds = self._statement(node, sid, preds)
         return preds
 
-    def _statement(self, node: ast.stmt, sid: int) -> list:
-        """Emit the facts of one statement; return its dangling outgoing edges."""
+    def _statement(self, node: ast.stmt, sid: int, preds: list) -> list:
+        """Emit the facts of one statement (`preds`: the edges into it); return its dangling outgoing edges."""
         if isinstance(node, ast.If):
             self._emit("if_test", sid, self._expr(node.test, sid, always_text=True))
             exits = self._block(node.body, sid, "body", [(sid, "true")])
@@ -228,6 +229,8 @@ class FactExtractor:
                 self._edge(source, sid, "loop")
             _, breaks = self._loops.pop()
             exits = [(sid, "false")]
+            if not isinstance(node, ast.While):  # over an empty iterable the target keeps its value
+                exits += [(source, "bypass") for source, _ in preds]
             if node.orelse:
                 exits = self._block(node.orelse, sid, "orelse", exits)
             return exits + breaks
@@ -320,7 +323,8 @@ class FactExtractor:
     def _match(self, node: ast.Match, sid: int) -> list:
         """`match`: each case is a CFG node (its pattern: captures and values read), with the
         guard a node of its own after it (it sees the captures); a case that does not match
-        falls through to the next, and an irrefutable one ends the fall-through."""
+        falls through to the next, and an irrefutable one ends the fall-through. Bypass edges
+        around a case let the earlier values of its captures pass it."""
         self._emit("match_subject", sid, self._expr(node.subject, sid, always_text=True))
         exits: list = []
         preds = [(sid, "next")]
@@ -330,18 +334,22 @@ class FactExtractor:
                              sid, "cases", index)
             for source, label in preds:
                 self._edge(source, cid, label)
-            self._emit("case_pattern", cid, self._text(pattern))
+            entry_preds = preds
+            test = self._text(pattern) + (f" if {self._text(case.guard)}" if case.guard is not None else "")
+            self._emit("case_test", cid, test)
             self._pattern(pattern, cid)
             entry, preds = cid, [(cid, "false")]
             if case.guard is not None:
                 entry = self._stmt("guard", self._pos(case.guard), cid, "guard", 0)
                 self._edge(cid, entry, "true")
-                self._emit("case_guard", cid, self._expr(case.guard, entry, always_text=True))
+                self._expr(case.guard, entry)
                 preds.append((entry, "false"))
             elif _irrefutable(pattern):
                 self._emit("irrefutable_case", cid)
-                preds = []
+                preds, entry_preds = [], []
             exits += self._block(case.body, cid, "body", [(entry, "true")])
+            # a case that does not match may have bound some of its captures, or none
+            preds += [(source, "bypass") for source, _ in entry_preds]
         return exits + preds
 
     def _pattern(self, pattern: ast.pattern, cid: int) -> None:
@@ -365,7 +373,9 @@ class FactExtractor:
 
     # -- nested scopes ------------------------------------------------------------------------
     def _enter_scope(self, scope: int, kind: str) -> None:
-        self._emit("nested_scope", scope, self._scopes[-1][0] if self._scopes else 0, kind)
+        # the parent is the nearest enclosing scope whose names this one sees: not a class
+        parent = next((outer for outer, outer_kind in reversed(self._scopes) if outer_kind != "class"), 0)
+        self._emit("nested_scope", scope, parent, kind)
         self._scopes.append((scope, kind))
 
     def _nested_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, sid: int) -> None:
@@ -378,14 +388,14 @@ class FactExtractor:
         self._nested_body(sid, node, sid)
 
     def _nested_body(self, scope: int, node: ast.AST, sid: int) -> None:
-        kind = "class" if type(node) is ast.ClassDef else "lambda" if type(node) is ast.Lambda else "function"
+        kind = "class" if type(node) is ast.ClassDef else "function"  # a lambda is a function
         self._enter_scope(scope, kind)
         if kind != "class":
             args = node.args
             for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
                 if arg is not None:
                     self._emit("scope_param", scope, arg.arg)
-        for part in (node.body if kind != "lambda" else [node.body]):
+        for part in (node.body if type(node) is not ast.Lambda else [node.body]):
             self._scope_names(part, sid)
         self._scopes.pop()
 
@@ -460,13 +470,18 @@ class FactExtractor:
                 rows["element"].append((eid, index, sub(elem, sid, force_load=force_load)))
         elif t is ast.BoolOp:
             for index, value in enumerate(node.values):
+                self._skippable += index == 1  # the operands after the first may not run
                 rows["boolop"].append((eid, _OPS[type(node.op)], index, sub(value, sid)))
+            self._skippable -= len(node.values) > 1
         elif t is ast.Compare:
             rows["compare"].append((eid, _OPS[type(node.ops[0])], sub(node.left, sid), sub(node.comparators[0], sid)))
             for comparator in node.comparators[1:]:
                 sub(comparator, sid)
         elif t is ast.IfExp:
-            rows["ifexp"].append((eid, sub(node.test, sid, always_text=True), sub(node.body, sid), sub(node.orelse, sid)))
+            test = sub(node.test, sid, always_text=True)
+            self._skippable += 1
+            rows["ifexp"].append((eid, test, sub(node.body, sid), sub(node.orelse, sid)))
+            self._skippable -= 1
         elif t is ast.Dict:
             for index, (key, value) in enumerate(zip(node.keys, node.values)):
                 rows["dict_item"].append((eid, index, sub(key, sid) if key is not None else 0, sub(value, sid)))
@@ -490,6 +505,8 @@ class FactExtractor:
             self._scopes = _binding_scopes(scopes)  # a walrus in a comprehension binds outside it
             rows["named_expr"].append((eid, sub(node.target, sid), value))
             self._scopes = scopes
+            if self._skippable or scopes:  # (at function level, the only scopes are comprehensions)
+                rows["walrus_may_skip"].append((eid,))
         elif t is ast.Lambda:
             for default in (*node.args.defaults, *node.args.kw_defaults):
                 if default is not None:

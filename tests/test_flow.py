@@ -142,10 +142,11 @@ REACHING = {
     "a walrus is seen by the rest of its own statement": ("""
         y = (x := h) + x
         """, {(3, 3)}),
-    "a `with` target is seen by the items after it": ("""
-        with a(h) as x, b(x):
-            pass
-        """, {(3, 3)}),
+    "a `with` target is seen by the body, and not the earlier value": ("""
+        x = h
+        with a(h) as (x, y), b(x):
+            return x
+        """, {(4, 3), (5, 4)}),
     "a closure reads any definition of the function, even a later one, but not its own parameter": ("""
         def g():
             return x

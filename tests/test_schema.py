@@ -41,7 +41,7 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
                 except ValueError as e:
                     raise
                 match (z := x):
-                    case [p, 1] if p:
+                    case [p, 1] if p and (q := p):
                         pass
                     case _:
                         f = lambda q: q + x
