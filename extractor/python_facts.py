@@ -508,9 +508,8 @@ class FactExtractor:
             if self._skippable or scopes:  # (at function level, the only scopes are comprehensions)
                 rows["walrus_may_skip"].append((eid,))
         elif t is ast.Lambda:
-            for default in (*node.args.defaults, *node.args.kw_defaults):
-                if default is not None:
-                    sub(default, sid)
+            for default in _definition_exprs(node):
+                sub(default, sid)
             self._nested_body(eid, node, sid)
         else:
             if t not in MODELLED_TYPES:  # a newer Python's expression
