@@ -22,7 +22,7 @@ from adopter.diagnostics import Diagnostic
 from adopter.fact_tables import table_text
 from adopter.forks import map_forked
 from adopter.plain import from_plain, to_plain
-from adopter.scan import REPORTED, Match, matches_from_model, rules_program
+from adopter.scan import REPORTED, Match, matches_from_model, rules_program, unmodelled_warnings
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
 from datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
@@ -102,7 +102,9 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         result.facts = found.get("facts")
         result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
-    result.matches = found.get("matches")
+    if found.get("matches") is not None:  # the matches, and the warnings about functions left unmatched
+        result.matches, warnings = found["matches"]
+        result.diagnostics += warnings
     result.cached = not missing
     result.seconds = time.perf_counter() - start
     return result
@@ -143,7 +145,9 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     "tables": (_encode_tables, _decode_tables),
     "facts": (lambda facts: ({"path": facts.path, "rows": facts.rows}, []), _decode_facts),
     "summary": (lambda summary: (list(summary), []), lambda value, _texts: from_plain(tuple[int, int, int], value)),
-    "matches": (lambda matches: (to_plain(matches), []), lambda value, _texts: from_plain(list[Match], value)),
+    # the matches, and the warnings about functions no rule may match in
+    "matches": (lambda found: (to_plain(found), []),
+                lambda value, _texts: from_plain(tuple[list[Match], list[Diagnostic]], value)),
 }
 
 
@@ -165,7 +169,7 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
         structures, skipped = count_structures(model)
         out["summary"] = (len(model.ids("dl_node")), structures, skipped)
     if matches:
-        out["matches"] = matches_from_model(model, facts, rules)
+        out["matches"] = (matches_from_model(model, facts, rules), unmodelled_warnings(model, facts))
     return out
 
 

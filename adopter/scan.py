@@ -16,15 +16,17 @@ from typing import Callable, Iterable
 import clingo
 
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
+from adopter.diagnostics import Diagnostic
 from adopter.run_report import RunReport
 from adopter.sources import expand_paths
 from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from extractor.coverage import category
 from extractor.python_facts import FileFacts
 from rules.compiler import compile_rule
 from rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_obj_use"}
+             "report_seq_ctor", "report_obj", "report_obj_use", "report_unmodelled"}
 
 
 @dataclass
@@ -142,6 +144,19 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         match.merged_reads = merged.get(key, 0)
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
+
+
+def unmodelled_warnings(model, facts: FileFacts) -> list[Diagnostic]:
+    """One warning per (function, construct) where a rule candidate was excluded because the
+    function holds a construct the extractor does not model (`report_unmodelled`)."""
+    pos = _Positions(facts)
+    warnings = []
+    for function, kind, line in sorted(model.get("report_unmodelled"), key=lambda row: (row[2].number, row[1].string)):
+        cls = pos.class_name.get(pos.function_class.get(function.number), "")
+        where = f"{cls}.{pos.function_name.get(function.number, '?')}" if cls else pos.function_name.get(function.number, "?")
+        warnings.append(Diagnostic(facts.path, line.number, None,
+                                   f"`{kind.string}` {category(kind.string)} not modelled: no rewrite in {where}", "warning"))
+    return warnings
 
 
 def minimal_alternatives(conjunctions) -> list[frozenset]:

@@ -225,6 +225,13 @@ def prepare(programs: Sequence[Path], text: str) -> None:
     _prepared[(tuple(programs), text, relations)] = _loaded(programs, text, relations)
 
 
+# Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
+# input relation that says a file has one: a part is grounded only for such a file. Every
+# rule costs every file's grounding (~80 K instructions per body literal) even when nothing
+# matches it.
+CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled"}
+
+
 def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
            facts: dict[str, str] | None = None) -> clingo.Control:
     """A clingo control with `programs`, the program `text` (rules, facts) and the input
@@ -232,8 +239,10 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     facts = facts or {}
     key = (tuple(programs), text, frozenset(facts))
     control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
+    parts = [("base", []), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
+                                     if facts.get(relation, "()") != "()")]
     try:
-        control.ground([("base", [])] + list(parts), context=_Builtins(facts))
+        control.ground(parts, context=_Builtins(facts))
     except RuntimeError as error:
         raise RuntimeError(messages[0].strip() if messages else str(error)) from None
     return control

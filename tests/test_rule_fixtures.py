@@ -16,6 +16,9 @@ from rules.registry import bundled_rule_files, load_rules
 
 ANNOTATION = re.compile(r"#\s*(match|no-match|todo-match):\s*([\w,\s]+)$")
 RULE_FILES = bundled_rule_files()
+# more annotated fixtures, beside a rule's own: (fixture, rule id)
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXTRA = [(FIXTURES / "dropout_layernorm_statements.py", "dropout_layernorm")]
 
 
 def annotations(path: Path, rule_id: str) -> dict[str, set[int]]:
@@ -34,8 +37,15 @@ def annotations(path: Path, rule_id: str) -> dict[str, set[int]]:
 
 @pytest.mark.parametrize("rule_file", RULE_FILES, ids=[f.stem for f in RULE_FILES])
 def test_fixture_annotations_hold_both_ways(rule_file):
-    (rule,) = load_rules([str(rule_file)])
-    fixture = rule_file.with_suffix(".py")
+    check_fixture(rule_file.with_suffix(".py"), load_rules([str(rule_file)])[0])
+
+
+@pytest.mark.parametrize(("fixture", "rule_id"), EXTRA, ids=[f.stem for f, _ in EXTRA])
+def test_more_fixtures_hold_both_ways(fixture, rule_id):
+    check_fixture(fixture, load_rules([rule_id])[0])
+
+
+def check_fixture(fixture: Path, rule) -> None:
     facts, problem = facts_of_file(fixture)
     assert problem is None
     expected = annotations(fixture, rule.id)
