@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import assert_golden
 from adopter.apply import unified_diff
 from adopter.scan import scan
 from rewriter.patch import patch_source
@@ -38,10 +39,7 @@ def golden_text(patch) -> str:
 def test_golden_diff(rule_id, tmp_path):
     fixture = FIXTURES[rule_id]
     patch = patch_file(fixture, [rule_id], name=str(fixture.relative_to(ROOT)))
-    expected = GOLDEN / f"{rule_id}.diff"
-    if os.environ.get("ADOPTER_UPDATE_GOLDEN"):
-        expected.write_text(golden_text(patch))
-    assert golden_text(patch) == expected.read_text()
+    assert_golden(golden_text(patch), GOLDEN / f"{rule_id}.diff")
     ast.parse(patch.patched)
 
 
