@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness test-verify test clean
+.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -60,6 +60,10 @@ build/matches.jsonl:
 # Speed and memory of the main path, measured in one run (build/bench/bench.tsv).
 bench: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.run
+
+# Compile time of a chain rule of N nodes, N = 100..800 (build/bench/compile.tsv).
+bench-compile: setup
+	$(BIN)/python -m evaluation.bench.compile_rules
 
 # Where the cold analysis goes, stage by stage, on every 5th zoo file (build/bench/profile.tsv).
 profile: setup $(ZOO)/modeling_bert.py
@@ -127,8 +131,12 @@ bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
 verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
+# The torch names rules may use, with their kinds (rules/catalogue/torch.tsv, committed), from the pinned torch.
+catalogue: verify-setup
+	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
+
 test-verify: verify-setup $(ZOO)/modeling_bert.py
-	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py tests/test_kernels.py tests/test_kernels_attention.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py tests/test_kernels.py tests/test_kernels_attention.py tests/test_torch_catalogue.py
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -40,12 +40,12 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
             yield item
 
     try:
-        results = run_files(files, rules, want_summary=analyse, want_facts=True, jobs=jobs, progress=consume,
-                            cache_dir=cache_dir, render_tables=writer is not None, limits=limits)
+        results, run_problems = run_files(files, rules, want_summary=analyse, want_facts=True, jobs=jobs, progress=consume,
+                                          cache_dir=cache_dir, render_tables=writer is not None, limits=limits)
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
     if writer is not None:
         writer.commit()
-    return RunResult(results, problems, time.perf_counter() - start)
+    return RunResult(results, problems + run_problems, time.perf_counter() - start)

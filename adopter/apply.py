@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from adopter.atomic import atomic_write_text
+from adopter.atomic import atomic_write_text, refuse_read_only
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.diagnostics import Diagnostic
 from adopter.forks import FORK, Lifeline, Limits
 from adopter.scan import Match, scan
-from adopter.sources import decode_source, read_bytes
+from adopter.sources import decode_source, read_bytes, source_encoding
 from rules.model import Rule
 
 
@@ -51,9 +51,11 @@ def patch_file(job: tuple):
     if problem:
         return problem
     try:
-        return patch_source(path, text, matches, {r.id: r for r in rules}, *options)
+        patch = patch_source(path, text, matches, {r.id: r for r in rules}, *options)
     except Exception as error:  # a rewriter bug must not stop the other files
         return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
+    patch.encoding = source_encoding(data)
+    return patch
 
 
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
@@ -105,8 +107,13 @@ def output_name(path: str, roots: list[str]) -> Path:
 
 
 def write_in_place(patch, backup: bool) -> None:
+    """Replace the file (its target, for a symlink) with the patched text, in its own
+    encoding, keeping its mode and owner; first `FILE.orig` (with the same mode and owner)
+    unless one exists. A read-only file is refused (OSError), before either is written."""
+    path = Path(patch.path)
+    refuse_read_only(path)
     if backup:
         saved = Path(patch.path + ".orig")
         if not saved.exists():  # a second run keeps the first original
-            atomic_write_text(saved, patch.original)
-    atomic_write_text(patch.path, patch.patched)
+            atomic_write_text(saved, patch.original, patch.encoding, attributes_of=path)
+    atomic_write_text(path, patch.patched, patch.encoding)

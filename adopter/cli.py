@@ -15,7 +15,7 @@ import typer
 from adopter import analysis
 from adopter.atomic import atomic_write_text
 from adopter.cache import DEFAULT_DIR as CACHE_DIR
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.diagnostics import AdopterError, Diagnostic, display_path
 from adopter.forks import Limits
 from datalog.engine import VARIANTS
 from adopter.fact_tables import read_tables
@@ -84,16 +84,31 @@ def _fail(error: AdopterError) -> None:
     raise typer.Exit(2)
 
 
+def _reason(error: Exception) -> str:
+    if isinstance(error, UnicodeEncodeError):
+        return f"the patched text does not fit the file's encoding {error.encoding}"
+    return error.strerror or str(error) if isinstance(error, OSError) else str(error)
+
+
+def _fail_write(path: Path, error: OSError) -> None:
+    """An output that cannot be written: one line, exit 2."""
+    _fail(AdopterError(Diagnostic(str(error.filename or path), None, None, f"cannot write: {_reason(error)}")))
+
+
 @app.command()
 def facts(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
           out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
           analyse: bool = typer.Option(True, "--analyse/--no-analyse", help="Also run the Datalog core."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/."),
+          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
           file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
-    result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
-                          cache_dir=None if no_cache else CACHE_DIR, tables=out, limits=_limits(file_timeout, file_memory))
+    try:
+        result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
+                              cache_dir=None if no_cache else CACHE_DIR, tables=out,
+                              limits=_limits(file_timeout, file_memory))
+    except OSError as error:
+        _fail_write(out, error)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     n_facts = result.fact_count
@@ -119,13 +134,15 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
     if facts_dir is not None and not (facts_dir / "module.tsv").exists():
         sys.stderr.write(f"{facts_dir}: error: no fact tables here (run `adopter facts PATH --out {facts_dir}`)\n")
         raise typer.Exit(2)
-    all_facts = read_tables(facts_dir) if facts_dir is not None else []
-    if sources:
-        result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
-        for diagnostic in result.diagnostics:
-            _report(diagnostic)
-        all_facts += result.all_facts
+    failed = 0
     try:
+        all_facts = read_tables(facts_dir) if facts_dir is not None else []
+        if sources:
+            result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
+            for diagnostic in result.diagnostics:
+                _report(diagnostic)
+            failed = result.failed
+            all_facts += result.all_facts
         frame = run_query(all_facts, text)
     except AdopterError as error:
         _fail(error)
@@ -135,6 +152,7 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
         sys.stdout.write(frame.to_json(orient="records", lines=True))
     else:
         print(frame.to_string(index=False) if len(frame) else "(no answers)")
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command()
@@ -165,7 +183,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          fmt: ScanFormat = typer.Option(ScanFormat.table, "--format"),
          output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report here (atomically)."),
          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-         no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/ (a cold run)."),
+         no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (a cold run)."),
          variant: str = typer.Option("full", "--variant", help="Analysis ablation, for evaluation: full, "
                                      + ", ".join(VARIANTS) + "."),
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
@@ -181,9 +199,12 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
                       limits=_limits(file_timeout, file_memory))
     for diagnostic in result.diagnostics:
         _report(diagnostic)
-    text = render_matches(result.matches, fmt.value, chosen)
+    text = render_matches(result.matches, fmt.value, chosen, result.diagnostics)
     if output is not None:
-        atomic_write_text(output, text)
+        try:
+            atomic_write_text(output, text)
+        except OSError as error:
+            _fail_write(output, error)
     else:
         sys.stdout.write(text)
     if sys.stderr.isatty() or output is not None:
@@ -201,7 +222,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
           backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-          no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not write build/cache/."),
+          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
           kernels: str = typer.Option("default", "--kernels", "-k",
                                       help="Kernel set: `default` (PyTorch kernels measured to help), `torch` "
                                            "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper)."),
@@ -233,23 +254,37 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
         if reason.startswith(LEFT_OUT):  # one line per rule below, not one per match
             left_out[(match.rule, reason)] = left_out.get((match.rule, reason), 0) + 1
         else:
-            sys.stderr.write(f"{match.file}:{match.line}: {match.rule}: not rewritten: {reason}\n")
+            sys.stderr.write(f"{display_path(match.file)}:{match.line}: {match.rule}: not rewritten: {reason}\n")
     for (rule, reason), count in sorted(left_out.items()):
         sys.stderr.write(f"{rule}: {count} matches not rewritten, {reason} (`--kernels torch` rewrites them)\n")
     changed = [p for p in report.patches if p.changed]
-    for patch in changed:
-        text = unified_diff(patch)
-        if diff:
-            sys.stdout.write(text)
-        if patches is not None:
-            atomic_write_text(patches / output_name(patch.path, paths).with_suffix(".diff"), text)
-        if out is not None:
-            atomic_write_text(out / output_name(patch.path, paths), patch.patched)
-        if write:
-            write_in_place(patch, backup)
+    written: list[str] = []  # files this run wrote (for --write or --out), reported when interrupted
+    not_written = 0
+    try:
+        for patch in changed:
+            text = unified_diff(patch)
+            if diff:
+                sys.stdout.write(text)
+            try:
+                if patches is not None:
+                    atomic_write_text(patches / output_name(patch.path, paths).with_suffix(".diff"), text, patch.encoding)
+                if out is not None:
+                    atomic_write_text(out / output_name(patch.path, paths), patch.patched, patch.encoding)
+                    written.append(str(out / output_name(patch.path, paths)))
+                if write:
+                    write_in_place(patch, backup)
+                    written.append(patch.path)
+            except (OSError, UnicodeEncodeError) as error:
+                _report(Diagnostic(patch.path, None, None, f"not written: {_reason(error)}"))
+                not_written += 1
+    except KeyboardInterrupt:
+        sys.stderr.write(f"interrupted: {len(written)} files written" + (":" if written else "") + "\n")
+        for name in written:
+            sys.stderr.write(f"  {display_path(name)}\n")
+        raise typer.Exit(130)
     sys.stderr.write(f"{report.applied} patches in {len(changed)} files, {len(report.refused)} matches not rewritten, "
-                     f"{report.failed} files failed\n")
-    raise typer.Exit(1 if report.failed else 0)
+                     f"{report.failed + not_written} files failed\n")
+    raise typer.Exit(1 if report.failed or not_written else 0)
 
 
 @app.command()
@@ -292,7 +327,16 @@ def rules_show(rule_id: str = typer.Argument(..., help="A rule id or .adopt path
     print(compile_rule(rule) if datalog else Path(rule.path).read_text(), end="")
 
 
+def _terminate(signum, _frame) -> None:
+    """SIGTERM as an interruption: `finally` blocks run (workers are stopped, temporary
+    files removed) and the command says what it was doing."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)  # typer exits 130 on an interruption
     app()
 
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from dataclasses import dataclass
+
+
+def display_path(path: str) -> str:
+    """A path for one-line output: as it is, or quoted with escapes (JSON string syntax)
+    when it holds a control character, a quote, or a separator such as U+2028 that could
+    end the line or forge another."""
+    if any(c == '"' or unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in path):
+        return json.dumps(path, ensure_ascii=False)
+    return path
 
 
 @dataclass(frozen=True)
@@ -14,7 +25,7 @@ class Diagnostic:
     severity: str = "error"  # "error" fails the run; "warning" is reported only
 
     def __str__(self) -> str:
-        where = self.file
+        where = display_path(self.file)
         if self.line is not None:
             where += f":{self.line}"
             if self.col is not None:

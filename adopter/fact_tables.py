@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from adopter.atomic import TEMP_SUFFIX, new_file_mode, remove_stale
+from adopter.diagnostics import AdopterError, Diagnostic
 from extractor.python_facts import FileFacts
 from extractor.schema import INT_COLUMNS, RELATIONS, flat_fields
 
@@ -56,10 +58,11 @@ class TableWriter:
 
     def __init__(self, out_dir: Path):
         out_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale(out_dir)
         self.out_dir = out_dir
         self.handles = {}
         for relation, (cols, _) in RELATIONS.items():
-            fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{relation}.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{relation}.", suffix=TEMP_SUFFIX)
             handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
             self.handles[relation] = (handle, Path(tmp))
             handle.write("\t".join(("file",) + cols) + "\n")
@@ -74,8 +77,10 @@ class TableWriter:
 
     def commit(self) -> list[Path]:
         written = []
+        mode = new_file_mode()
         for relation, (handle, tmp) in self.handles.items():
             handle.close()
+            os.chmod(tmp, mode)
             target = self.out_dir / f"{relation}.tsv"
             os.replace(tmp, target)
             written.append(target)
@@ -102,7 +107,8 @@ def write_tables(all_facts: list[FileFacts], out_dir: Path) -> list[Path]:
 
 
 def read_tables(facts_dir: Path) -> list[FileFacts]:
-    """Read the tables written by `write_tables` back into per-file facts."""
+    """Read the tables written by `write_tables` back into per-file facts; a table that is
+    not one (wrong columns, a value of the wrong type, unparsable) raises `AdopterError`."""
     import pandas as pd  # only here: pandas costs a third of a second at start-up
 
     by_file: dict[str, FileFacts] = {}
@@ -111,8 +117,15 @@ def read_tables(facts_dir: Path) -> list[FileFacts]:
         if not path.exists():
             continue
         dtypes = {c: ("int64" if c in INT_COLUMNS else "string") for c in cols}
-        frame = pd.read_csv(path, sep="\t", dtype={"file": "string", **dtypes}, keep_default_na=False,
-                            quoting=csv.QUOTE_MINIMAL)
+        try:
+            header = pd.read_csv(path, sep="\t", nrows=0).columns.tolist()
+            if header != ["file", *cols]:
+                raise ValueError(f"columns are {', '.join(header)}; a {relation} table has file, {', '.join(cols)}")
+            frame = pd.read_csv(path, sep="\t", dtype={"file": "string", **dtypes}, keep_default_na=False,
+                                quoting=csv.QUOTE_MINIMAL)
+        except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError) as error:
+            reason = " ".join(str(error).split())
+            raise AdopterError(Diagnostic(str(path), None, None, f"not a fact table: {reason}")) from None
         for file, group in frame.groupby("file", sort=False):
             facts = by_file.setdefault(file, FileFacts(file))
             facts.rows[relation] = [tuple(_plain(v) for v in row)

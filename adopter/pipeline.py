@@ -21,11 +21,13 @@ from adopter.cache import ResultCache, entry_key
 from adopter.diagnostics import Diagnostic
 from adopter.fact_tables import table_text
 from adopter.forks import Limits, Stopped, map_forked
-from adopter.scan import REPORTED, Match, matches_from_model, rules_program
+from adopter.plain import from_plain, to_plain
+from adopter.scan import REPORTED, Match, matches_from_model, rules_program, unmodelled_warnings
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
 from datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
 from extractor.python_facts import FileFacts
+from extractor.schema import INT_COLUMNS, RELATIONS
 from rules.model import Rule
 
 _SUMMARY = {"dl_node", "structure_node", "too_many_guards"}
@@ -42,6 +44,7 @@ class FileAnalysis:
     cached: bool = False
     seconds: float = 0.0
     fact_count: int = 0
+    cache_problem: str | None = None  # why a result could not be cached (reported once per run)
 
     @property
     def failed(self) -> bool:
@@ -60,7 +63,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         result.diagnostics.append(problem)
         return result
     # the facts are cached as rows, or as their tables (TSV text and row count) when those are
-    # what is asked: rendered once, and a pickle of text is cheap to write and to read
+    # what is asked: rendered once, and text is cheap to write and to read
     facts_kind = "tables" if render_tables else "facts"
     if cache.folder is None:  # keys hash the file and all of Adopter's code: skip when nothing is cached
         keys = dict.fromkeys((facts_kind, "summary", "matches"), "")
@@ -68,7 +71,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         keys = {facts_kind: entry_key(data, facts_kind, str(path)), "summary": entry_key(data, "summary", variant),
                 "matches": entry_key(data, "matches", program, str(path), variant)}
     wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
-    found = {k: cache.get(keys[k]) for k in wanted}
+    found = {k: cache.get(keys[k], k, _CODECS[k][1]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
     if missing and only_cached:
         return None
@@ -84,7 +87,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
             return result
         if facts_kind in missing:  # here, in the worker: the parent only writes the tables
             found[facts_kind] = (table_text(facts), facts.count()) if render_tables else facts
-            cache.put(keys[facts_kind], found[facts_kind])
+            result.cache_problem = _store(cache, keys[facts_kind], facts_kind, found[facts_kind])
         if missing & {"summary", "matches"}:
             try:
                 found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing, variant))
@@ -92,17 +95,60 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
                 result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
                 return result
             for kind in missing & {"summary", "matches"}:
-                cache.put(keys[kind], found[kind])
+                result.cache_problem = _store(cache, keys[kind], kind, found[kind]) or result.cache_problem
     if render_tables:
         result.tables, result.fact_count = found.get("tables") or (None, 0)
     else:
         result.facts = found.get("facts")
         result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
-    result.matches = found.get("matches")
+    if found.get("matches") is not None:  # the matches, and the warnings about functions left unmatched
+        result.matches, warnings = found["matches"]
+        result.diagnostics += warnings
     result.cached = not missing
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _store(cache: ResultCache, key: str, kind: str, value) -> str | None:
+    return cache.put(key, kind, *_CODECS[kind][0](value))
+
+
+def _encode_tables(value: tuple[dict[str, str], int]) -> tuple[object, list[str]]:
+    tables, count = value
+    return [list(tables), count], list(tables.values())
+
+
+def _decode_tables(value, texts: list[str]) -> tuple[dict[str, str], int]:
+    relations, count = from_plain(tuple[list[str], int], value)
+    if not set(relations) <= set(RELATIONS) or len(relations) != len(texts):
+        raise ValueError("the tables do not fit the schema")
+    return dict(zip(relations, texts)), count
+
+
+def _decode_facts(value, _texts) -> FileFacts:
+    facts = FileFacts(from_plain(str, value["path"]))
+    rows = from_plain(dict[str, list[list[int | str]]], value["rows"])
+    if set(rows) != set(RELATIONS):
+        raise ValueError("relations differ from the schema")
+    for relation, table in rows.items():
+        types = tuple(int if c in INT_COLUMNS else str for c in RELATIONS[relation][0])
+        for row in table:
+            if len(row) != len(types) or not all(type(v) is t for v, t in zip(row, types)):
+                raise ValueError(f"a {relation} row does not fit its columns")
+        facts.rows[relation] = [tuple(row) for row in table]
+    return facts
+
+
+# what each kind of entry holds: (to a JSON value and texts, from them with checks)
+_CODECS: dict[str, tuple[Callable, Callable]] = {
+    "tables": (_encode_tables, _decode_tables),
+    "facts": (lambda facts: ({"path": facts.path, "rows": facts.rows}, []), _decode_facts),
+    "summary": (lambda summary: (list(summary), []), lambda value, _texts: from_plain(tuple[int, int, int], value)),
+    # the matches, and the warnings about functions no rule may match in
+    "matches": (lambda found: (to_plain(found), []),
+                lambda value, _texts: from_plain(tuple[list[Match], list[Diagnostic]], value)),
+}
 
 
 def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple[tuple[Path, ...], str]:
@@ -123,7 +169,7 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
         structures, skipped = count_structures(model)
         out["summary"] = (len(model.ids("dl_node")), structures, skipped)
     if matches:
-        out["matches"] = matches_from_model(model, facts, rules)
+        out["matches"] = (matches_from_model(model, facts, rules), unmodelled_warnings(model, facts))
     return out
 
 
@@ -134,10 +180,12 @@ def _analyse(args) -> FileAnalysis:
 def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, want_facts: bool,
               jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
               cache_dir: Path | None = None, variant: str = "full",
-              render_tables: bool = False, limits: Limits = Limits()) -> list[FileAnalysis]:
+              render_tables: bool = False, limits: Limits = Limits()) -> tuple[list[FileAnalysis], list[Diagnostic]]:
     """Analyse `files` (in parallel when there are several and `jobs` allows); see
     `analyse_file` for `render_tables`. A file over `limits` fails alone: with a limit, every
-    file is analysed in a child process, which the limit stops."""
+    file is analysed in a child process, which the limit stops. Returns each file's analysis
+    and the run's own problems (a cache that cannot be used or written: one warning, the run
+    goes on)."""
     program = rules_program(rules) if rules else ""
     cache = ResultCache(cache_dir)
     jobs = jobs or os.cpu_count() or 1
@@ -167,7 +215,8 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     results: list[FileAnalysis] = [None] * len(files)  # type: ignore[list-item]
     for position, result in zip(positions, done):
         results[position] = result
-    return results
+    problem = cache.problem or next((r.cache_problem for r in results if r.cache_problem), None)
+    return results, [Diagnostic(str(cache_dir), None, None, problem, "warning")] if problem else []
 
 
 def _merge(order: list[int], hits: dict, todo: list[int], computed):

@@ -1,45 +1,119 @@
-"""Datalog queries over facts and every derived relation, answered as a DataFrame."""
+"""Datalog queries over facts and every derived relation, answered as a DataFrame.
+
+A query is the body of one rule: literals over known relations (the fact relations and
+those the analyses define), comparisons and aggregates. It is checked before clingo
+runs it: its text is scanned outside string literals for anything that is not a body
+(directives such as `#include` or `#script`, comments, `@` calls into Python), then
+parsed, and every atom must name a known relation with its arity. The program that runs
+is printed back from the checked syntax tree, not the user's text.
+"""
 
 from __future__ import annotations
 
+import difflib
 import re
-
 from typing import TYPE_CHECKING
 
 import clingo
+import clingo.ast
 
 from adopter.diagnostics import AdopterError, Diagnostic
-from datalog.engine import solve, symbol_value
+from datalog.engine import known_relations, solve, symbol_value
 from extractor.python_facts import FileFacts
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_VARIABLE = re.compile(r"\b[A-Z][A-Za-z0-9_']*\b")
 _RESULT = "adopter_query_result"
+# `#` words a body may hold: aggregate functions and constants. Everything else after a `#`
+# is a directive (`#include` reads a file while parsing, `#script` runs code).
+_BODY_WORDS = {"count", "sum", "min", "max", "inf", "sup", "true", "false"}
+_WORD = re.compile(r"#([A-Za-z_]*)")
+_BODY_ATOMS = {clingo.ast.ASTType.SymbolicAtom, clingo.ast.ASTType.Comparison, clingo.ast.ASTType.BooleanConstant,
+               clingo.ast.ASTType.BodyAggregate, clingo.ast.ASTType.Aggregate}
 
 
-def query_variables(text: str) -> list[str]:
-    """The named variables of a query body, in order of first appearance."""
-    seen: list[str] = []
-    for name in _VARIABLE.findall(_STRING.sub('""', text)):
-        if name not in seen:
-            seen.append(name)
-    return seen
+def _invalid(text: str, reason: str) -> AdopterError:
+    return AdopterError(Diagnostic("<query>", None, None, f"invalid query {text!r}: {reason}"))
 
 
-def check_query(text: str) -> list[str]:
-    """Validate the query's syntax without facts; return its variables."""
-    variables = query_variables(text)
+def _scan_outside_strings(text: str) -> None:
+    """Refuse what only a program, not a rule body, may hold; before any parser sees it."""
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            if i >= len(text):
+                raise _invalid(text, "a string is not closed")
+        elif char == "#":
+            word = _WORD.match(text, i).group(1)
+            if word not in _BODY_WORDS:
+                raise _invalid(text, f"`#{word}` is not allowed: a query is the body of a rule, without directives")
+            i += len(word)
+        elif char == "%":
+            raise _invalid(text, "comments (`%`) are not allowed")
+        elif char == "@":
+            raise _invalid(text, "calls into Python (`@name(...)`) are not allowed")
+        elif char == "\0":
+            raise _invalid(text, "a query cannot hold a NUL character")
+        i += 1
+
+
+def _walk(node):
+    yield node
+    for key in node.child_keys:
+        child = getattr(node, key)
+        for item in child if isinstance(child, (list, clingo.ast.ASTSequence)) else [child]:
+            if isinstance(item, clingo.ast.AST):
+                yield from _walk(item)
+
+
+def parse_query(text: str) -> tuple[list[str], str]:
+    """Check a query; return its named variables (in order of appearance) and the rule
+    that answers it, as program text printed from the checked syntax tree."""
+    _scan_outside_strings(text)
+    statements: list = []
     messages: list[str] = []
-    control = clingo.Control(["--warn=none"], logger=lambda _code, msg: messages.append(msg))
     try:
-        control.add("base", [], f"{_RESULT}({', '.join(variables)}) :- {text.rstrip('. ')}.")
+        clingo.ast.parse_string(f"{_RESULT} :- {text.strip().rstrip('.')}.", statements.append,
+                                logger=lambda _code, message: messages.append(message))
     except RuntimeError:
         reason = messages[0].split("error:", 1)[-1].strip() if messages else "cannot parse"
-        raise AdopterError(Diagnostic("<query>", None, None, f"invalid query {text!r}: {reason}")) from None
-    return variables
+        raise _invalid(text, reason) from None
+    rules = [s for s in statements if s.ast_type != clingo.ast.ASTType.Program]
+    if len(rules) != 1 or rules[0].ast_type != clingo.ast.ASTType.Rule:
+        raise _invalid(text, "a query is one rule body (literals separated by commas)")
+    body = list(rules[0].body)
+    known = known_relations()
+    for literal in body:
+        if literal.ast_type != clingo.ast.ASTType.Literal or literal.atom.ast_type not in _BODY_ATOMS:
+            raise _invalid(text, f"`{literal}` is not a body literal")
+        for node in _walk(literal):
+            if node.ast_type == clingo.ast.ASTType.SymbolicAtom:
+                _check_atom(text, node.symbol, known)
+    variables: list[str] = []
+    for literal in body:
+        if literal.atom.ast_type in (clingo.ast.ASTType.SymbolicAtom, clingo.ast.ASTType.Comparison):
+            found = sorted((n.location.begin.column, n.name) for n in _walk(literal)
+                           if n.ast_type == clingo.ast.ASTType.Variable and n.name[0].isupper())
+            variables += [name for _, name in found if name not in variables]
+    head = f"{_RESULT}({', '.join(variables)})" if variables else _RESULT
+    return variables, f"{head} :- {'; '.join(map(str, body))}."
+
+
+def _check_atom(text: str, symbol, known: dict[str, set[int]]) -> None:
+    if symbol.ast_type != clingo.ast.ASTType.Function or symbol.external:
+        raise _invalid(text, f"`{symbol}` is not an atom over a relation")
+    name, arity = symbol.name, len(symbol.arguments)
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1)
+        raise _invalid(text, f"unknown relation `{name}`" + (f" (did you mean `{close[0]}`?)" if close else ""))
+    if arity not in known[name]:
+        arities = " or ".join(map(str, sorted(known[name])))
+        raise _invalid(text, f"`{name}` has {arities} arguments, not {arity}")
 
 
 def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":
@@ -49,14 +123,14 @@ def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":
     """
     import pandas as pd  # lazily: the CLI's other commands do not need it
 
-    variables = check_query(text)
-    head = f"{_RESULT}({', '.join(variables)})" if variables else _RESULT
-    rule = f"{head} :- {text.rstrip('. ')}."
+    variables, rule = parse_query(text)
     rows = []
     for facts in all_facts:
-        model = solve(facts, extra_program=rule, keep={_RESULT})
+        try:
+            model = solve(facts, extra_program=rule, keep={_RESULT})
+        except RuntimeError as error:  # e.g. a variable only a negated literal binds
+            raise _invalid(text, str(error).split("error:", 1)[-1].strip()) from None
         for args in model.get(_RESULT):
             rows.append((facts.path,) + tuple(symbol_value(a) for a in args))
     return pd.DataFrame(rows, columns=["file"] + variables).sort_values(["file"] + variables, kind="stable",
                                                                        ignore_index=True)
-

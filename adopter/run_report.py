@@ -10,12 +10,12 @@ from adopter.diagnostics import Diagnostic
 @dataclass
 class RunReport:
     files: list = field(default_factory=list)  # of adopter.pipeline.FileAnalysis
-    path_problems: list[Diagnostic] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)  # not of one file: bad paths, the cache
     seconds: float = 0.0
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return self.path_problems + [d for f in self.files for d in f.diagnostics]
+        return self.problems + [d for f in self.files for d in f.diagnostics]
 
     @property
     def failed(self) -> int:

@@ -16,16 +16,18 @@ from typing import Callable, Iterable
 import clingo
 
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
+from adopter.diagnostics import Diagnostic
 from adopter.forks import Limits
 from adopter.run_report import RunReport
 from adopter.sources import expand_paths
 from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from extractor.coverage import category
 from extractor.python_facts import FileFacts
 from rules.compiler import compile_rule
 from rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_obj_use"}
+             "report_seq_ctor", "report_obj", "report_obj_use", "report_unmodelled"}
 
 
 @dataclass
@@ -145,6 +147,19 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 
+def unmodelled_warnings(model, facts: FileFacts) -> list[Diagnostic]:
+    """One warning per (function, construct) where a rule candidate was excluded because the
+    function holds a construct the extractor does not model (`report_unmodelled`)."""
+    pos = _Positions(facts)
+    warnings = []
+    for function, kind, line in sorted(model.get("report_unmodelled"), key=lambda row: (row[2].number, row[1].string)):
+        cls = pos.class_name.get(pos.function_class.get(function.number), "")
+        where = f"{cls}.{pos.function_name.get(function.number, '?')}" if cls else pos.function_name.get(function.number, "?")
+        warnings.append(Diagnostic(facts.path, line.number, None,
+                                   f"`{kind.string}` {category(kind.string)} not modelled: no rewrite in {where}", "warning"))
+    return warnings
+
+
 def minimal_alternatives(conjunctions) -> list[frozenset]:
     """Alternatives of a disjunction (each a set of literals that all hold), shortest first
     (in their order otherwise), without repeats and without one that includes another
@@ -228,6 +243,6 @@ def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
     from adopter.pipeline import run_files  # the pipeline imports this module
     start = time.perf_counter()
     files, problems = expand_paths(paths)
-    results = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
-                        cache_dir=cache_dir, variant=variant, limits=limits)
-    return ScanResult(results, problems, time.perf_counter() - start)
+    results, run_problems = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
+                                      cache_dir=cache_dir, variant=variant, limits=limits)
+    return ScanResult(results, problems + run_problems, time.perf_counter() - start)

@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import json
+from pathlib import PurePath
+from urllib.parse import quote
 
+from adopter.diagnostics import Diagnostic, display_path
 from adopter.scan import Match
 from rules.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render_matches(matches: list[Match], fmt: str, rules: list[Rule]) -> str:
+def render_matches(matches: list[Match], fmt: str, rules: list[Rule], diagnostics: list[Diagnostic] = ()) -> str:
+    """The report; SARIF also records the run's diagnostics (JSONL and the table leave them
+    to stderr)."""
     if fmt == "jsonl":
         return "".join(json.dumps(m.to_json(), sort_keys=False) + "\n" for m in matches)
     if fmt == "sarif":
-        return json.dumps(sarif(matches, rules), indent=2) + "\n"
+        return json.dumps(sarif(matches, rules, diagnostics), indent=2) + "\n"
     return table(matches)
+
+
+def file_uri(path: str) -> str:
+    """A SARIF `uri`: a percent-encoded relative reference, or a file URI for an absolute path."""
+    pure = PurePath(path)
+    return pure.as_uri() if pure.is_absolute() else quote(pure.as_posix(), safe="/")
 
 
 def table(matches: list[Match]) -> str:
@@ -24,13 +35,15 @@ def table(matches: list[Match]) -> str:
     rows = [("LOCATION", "RULE", "CLASS.FUNCTION", "PATH")]
     for m in matches:
         path = ", ".join(("" if p["holds"] else "not ") + p["condition"] for p in m.path)
-        rows.append((f"{m.file}:{m.line}", m.rule, f"{m.class_}.{m.function}", path or "-"))
+        rows.append((f"{display_path(m.file)}:{m.line}", m.rule, f"{m.class_}.{m.function}", path or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] + "\n" for r in rows)
 
 
-def sarif(matches: list[Match], rules: list[Rule]) -> dict:
-    """A SARIF 2.1.0 log: one run, one reporting descriptor per rule, one result per match."""
+def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic] = ()) -> dict:
+    """A SARIF 2.1.0 log: one run, one reporting descriptor per rule, one result per match,
+    and one invocation whose notifications are the diagnostics (a failed file makes the
+    execution unsuccessful)."""
     descriptors = [{"id": r.id, "name": r.id,
                     "shortDescription": {"text": (r.doc.splitlines() or [r.id])[0].removeprefix("What it does:").strip()},
                     "fullDescription": {"text": r.doc or r.id}} for r in rules]
@@ -41,12 +54,25 @@ def sarif(matches: list[Match], rules: list[Rule]) -> dict:
             "ruleId": m.rule, "ruleIndex": index[m.rule], "level": "note",
             "message": {"text": f"{m.rule} applies in {m.class_}.{m.function}"},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": m.file},
+                "artifactLocation": {"uri": file_uri(m.file)},
                 "region": {"startLine": m.line, "startColumn": m.col + 1, "endLine": m.end_line}}}],
             "properties": {"class": m.class_, "function": m.function, "init_lines": m.init_lines,
                            "bindings": m.bindings, "path": m.path},
         })
+    invocation = {"executionSuccessful": not any(d.severity == "error" for d in diagnostics),
+                  "toolExecutionNotifications": [_notification(d) for d in diagnostics]}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
             "runs": [{"tool": {"driver": {"name": "adopter", "informationUri": "https://pypi.org/project/adopter/",
                                           "rules": descriptors}},
+                      "invocations": [invocation],
                       "results": results}]}
+
+
+def _notification(diagnostic: Diagnostic) -> dict:
+    location: dict = {"artifactLocation": {"uri": file_uri(diagnostic.file)}}
+    if diagnostic.line is not None and diagnostic.line > 0:
+        location["region"] = {"startLine": diagnostic.line}
+        if diagnostic.col is not None and diagnostic.col > 0:
+            location["region"]["startColumn"] = diagnostic.col
+    return {"level": "error" if diagnostic.severity == "error" else "warning",
+            "message": {"text": diagnostic.message}, "locations": [{"physicalLocation": location}]}

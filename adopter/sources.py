@@ -6,6 +6,9 @@ exception, so one bad file never stops the others.
 
 from __future__ import annotations
 
+import io
+import os
+import tokenize
 from pathlib import Path
 
 from adopter.diagnostics import Diagnostic
@@ -21,10 +24,11 @@ def expand_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*.py") if p.is_file())
-            if not found:
+            found, unreadable = _python_files(path)
+            if not found and not unreadable:
                 problems.append(Diagnostic(raw, None, None, "directory contains no Python files"))
             files.extend(found)
+            problems.extend(unreadable)
         elif path.is_file():
             files.append(path)
         elif path.exists():
@@ -32,6 +36,21 @@ def expand_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         else:
             problems.append(Diagnostic(raw, None, None, "no such file or directory"))
     return files, problems
+
+
+def _python_files(folder: Path) -> tuple[list[Path], list[Diagnostic]]:
+    """The `.py` files under `folder` (symlinked folders are not followed), sorted, and one
+    diagnostic per folder that cannot be listed."""
+    found: list[Path] = []
+    problems: list[Diagnostic] = []
+
+    def unreadable(error: OSError) -> None:
+        where = error.filename if error.filename is not None else str(folder)
+        problems.append(Diagnostic(str(where), None, None, f"cannot read directory: {error.strerror or error}"))
+
+    for root, _dirs, names in os.walk(folder, onerror=unreadable):
+        found += [Path(root) / name for name in names if name.endswith(".py") and (Path(root) / name).is_file()]
+    return sorted(found), problems
 
 
 def read_bytes(path: Path) -> tuple[bytes | None, Diagnostic | None]:
@@ -45,12 +64,26 @@ def read_bytes(path: Path) -> tuple[bytes | None, Diagnostic | None]:
         return None, Diagnostic(str(path), None, None, f"cannot read: {error.strerror or error}")
 
 
+def source_encoding(data: bytes) -> str:
+    """The encoding Python reads a source file in: a PEP 263 coding line, `utf-8-sig` for a
+    UTF-8 byte order mark, else UTF-8. Raises SyntaxError for a cookie it cannot use."""
+    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+
+
 def decode_source(data: bytes, path: Path) -> tuple[str | None, Diagnostic | None]:
+    """Source text as Python reads it (`tokenize.open`), or why it cannot be read."""
     try:
-        return data.decode("utf-8"), None
+        encoding = source_encoding(data)
+    except SyntaxError as error:  # an unknown coding, a BOM beside another coding, or no UTF-8
+        if not error.msg.startswith("invalid or missing encoding declaration"):
+            return None, Diagnostic(str(path), None, None, f"cannot decode: {error.msg}")
+        encoding = "utf-8"  # the decoding error below says where
+    try:
+        return data.decode(encoding), None
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        return None, Diagnostic(str(path), line, None, f"not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})")
+        name = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+        return None, Diagnostic(str(path), line, None, f"not {name} (byte 0x{data[error.start]:02x} at offset {error.start})")
 
 
 def extract_text(text: str, path: Path) -> tuple[FileFacts | None, Diagnostic | None]:

@@ -115,6 +115,27 @@ def _program_text(path: Path) -> str:
     return text
 
 
+@lru_cache(maxsize=4)
+def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, set[int]]:
+    """Every relation a query over `programs` may name, with its arities: the input
+    relations and each relation a rule of the programs defines."""
+    import clingo.ast
+
+    known: dict[str, set[int]] = {}
+    for relation, (cols, _) in RELATIONS.items():
+        known.setdefault(relation, set()).add(len(cols))
+
+    def head(statement) -> None:
+        if statement.ast_type == clingo.ast.ASTType.Rule and statement.head.ast_type == clingo.ast.ASTType.Literal:
+            atom = statement.head.atom
+            if atom.ast_type == clingo.ast.ASTType.SymbolicAtom and atom.symbol.ast_type == clingo.ast.ASTType.Function:
+                known.setdefault(atom.symbol.name, set()).add(len(atom.symbol.arguments))
+
+    for program in programs:  # _program_text has appended the included files: drop the directives
+        clingo.ast.parse_string(re.sub(r'#include "[^"]+"\.', "", _program_text(program)), head)
+    return known
+
+
 def relations_read(programs: Sequence[Path], extra_program: str = "") -> set[str]:
     """The input relations the programs mention: the only facts worth loading."""
     return set(_relations_read(tuple(programs), extra_program))
@@ -204,6 +225,13 @@ def prepare(programs: Sequence[Path], text: str) -> None:
     _prepared[(tuple(programs), text, relations)] = _loaded(programs, text, relations)
 
 
+# Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
+# input relation that says a file has one: a part is grounded only for such a file. Every
+# rule costs every file's grounding (~80 K instructions per body literal) even when nothing
+# matches it.
+CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled"}
+
+
 def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
            facts: dict[str, str] | None = None) -> clingo.Control:
     """A clingo control with `programs`, the program `text` (rules, facts) and the input
@@ -211,8 +239,10 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     facts = facts or {}
     key = (tuple(programs), text, frozenset(facts))
     control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
+    parts = [("base", []), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
+                                     if facts.get(relation, "()") != "()")]
     try:
-        control.ground([("base", [])] + list(parts), context=_Builtins(facts))
+        control.ground(parts, context=_Builtins(facts))
     except RuntimeError as error:
         raise RuntimeError(messages[0].strip() if messages else str(error)) from None
     return control

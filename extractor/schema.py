@@ -25,16 +25,24 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "kwonly_param": (("function", "name"), "keyword-only parameter of a function"),
     # statements and control flow
     "stmt": (("stmt", "function", "kind", "line", "col", "end_line", "end_col"),
-             "a statement inside a function (function 0: module level)"),
+             "a statement inside a function (function 0: module level); also each `except` handler (excepthandler), `case` (match_case) and case guard (guard)"),
     "stmt_block": (("stmt", "parent", "branch", "index"),
-                   "the statement is number `index` of block `branch` (body/orelse/handlers/finalbody) of `parent` (a statement or function)"),
-    "cfg_edge": (("function", "source", "target", "label"), "control may pass from `source` to `target` (label: next/true/false/loop/exit)"),
+                   "the statement is number `index` of block `branch` (body/orelse/handlers/finalbody/cases/guard) of `parent` (a statement or function)"),
+    "cfg_edge": (("function", "source", "target", "label"), "control may pass from `source` to `target` (label: next/true/false/loop/exit/except; bypass: around a `for` over an empty iterable, or a `case` that does not match, whose definitions may not happen)"),
     "if_test": (("stmt", "test"), "the condition of an `if` statement"),
     "while_test": (("stmt", "test"), "the condition of a `while` loop"),
     "for_loop": (("stmt", "target", "iter"), "`for target in iter`"),
     "with_item": (("stmt", "context", "target"), "`with context as target` (target 0 when absent)"),
     "assign": (("stmt", "target", "value"), "`target = value` (one row per target; `x += y` is emitted as `x = x + y`)"),
     "return_value": (("stmt", "value"), "`return value`"),
+    "stmt_binding": (("stmt", "name"),
+                     "the statement binds a name that is no name expression: a nested def or class, an `except ... as` name, a `case` capture"),
+    "match_subject": (("stmt", "subject"), "the subject of a `match` statement"),
+    "case_test": (("stmt", "text"),
+                  "a `case` (a statement of kind match_case in block `cases` of its match; its guard a statement of kind guard in it) and its pattern's source text, with ` if <guard>` when it has one"),
+    "irrefutable_case": (("stmt",), "a `case` with no guard whose pattern always matches (`case _:`): no later case runs"),
+    "unmodelled": (("stmt", "kind", "line"),
+                   "the statement holds, at `line`, a construct the extractor does not model (kind: its ast class, lower case; extractor/coverage.py)"),
     # expressions
     "expr": (("expr", "stmt", "kind", "line", "col", "end_line", "end_col"), "an expression and the statement holding it"),
     "expr_text": (("expr", "text"), "source text of every condition and of short attributes, subscripts, tuples, unary operations"),
@@ -54,6 +62,13 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "dict_item": (("expr", "index", "key", "value"), "item of a dict literal (key 0 for `**`)"),
     "comprehension": (("expr", "elt", "iter"), "a list/set/generator comprehension's element and first iterable"),
     "starred": (("expr", "value"), "`*value`"),
+    "named_expr": (("expr", "target", "value"), "`(target := value)`: the statement stores the target; the expression evaluates to the value"),
+    "walrus_may_skip": (("expr",), "a walrus that may not run when its statement does: after the first operand of and/or, in an arm of `a if c else b`, in a comprehension"),
+    # nested scopes inside a function: their names are emitted, not their calls
+    "nested_scope": (("scope", "parent", "kind"),
+                     "a comprehension, function (def or lambda) or class scope inside a function; `parent` is the nearest enclosing scope that is not a class (0: the function itself), as a class body's names are not visible in the scopes nested in it"),
+    "name_scope": (("expr", "scope"), "a name expression inside a nested scope (the innermost)"),
+    "scope_param": (("scope", "name"), "a parameter of a nested function or lambda"),
 }
 
 
@@ -61,7 +76,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
 INT_COLUMNS = frozenset({
     "stmt", "class", "function", "exit", "index", "line", "col", "end_line", "end_col", "base",
     "parent", "source", "target", "test", "iter", "context", "value", "expr", "callee", "call",
-    "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt",
+    "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt", "subject", "scope",
 })
 
 

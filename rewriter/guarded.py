@@ -22,7 +22,7 @@ import libcst as cst
 
 from rewriter.adapters import code
 from rewriter.conditions import Conditions, Literal, decided, simplify
-from rewriter.spans import Unsafe, inside
+from rewriter.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe, inside
 
 if TYPE_CHECKING:  # plan.py imports this module
     from rewriter.plan import _Planner
@@ -36,7 +36,7 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     expressions, lines, final = _matched_lines(planner)
     conditions = Conditions()
     block, statements, required = _range(ctx, conditions, list(lines.values()))
-    _refuse_nested_rewrite(planner, block)
+    _refuse_nested_rewrite(planner, block, statements)
 
     # when the original must run: a required literal fails, or one read's literals all hold
     eager = [[(text, not holds)] for text, holds in sorted(required)]
@@ -88,7 +88,7 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
         body = list(updated.body)
         at = _find(body, statements)
         if at is None:
-            raise Unsafe("overlaps the statements a guarded rewrite keeps as its fallback (one of the two is left out)")
+            raise Unsafe(f"{OVERLAPS_FALLBACK} (one of the two is left out)")
         return updated.with_changes(body=body[:at] + replacement + body[at + len(statements):])
 
     planner.plan.edits.at(ctx.key_of[id(block)]).fns.append(edit)
@@ -267,9 +267,10 @@ def _assigned_from(ctx, function: cst.FunctionDef, start: int) -> set[str]:
     return names
 
 
-def _refuse_nested_rewrite(planner: "_Planner", block) -> None:
+def _refuse_nested_rewrite(planner: "_Planner", block, statements: list) -> None:
     """Applying twice must change nothing: the range inside the kept original of an earlier
-    guarded rewrite (whose `else:` calls the same kernel) is left alone."""
+    guarded rewrite (whose `else:` calls the same kernel) is left alone, and so are the
+    other matches in it (rewriter/patch.py), as on the first pass."""
     branch = planner.ctx.branch_of.get(id(block))
     if branch is None:
         return
@@ -277,7 +278,8 @@ def _refuse_nested_rewrite(planner: "_Planner", block) -> None:
     kernel = planner.rule.forward_target[0].callee
     other = if_node.orelse if which == "body" else if_node.body
     if other is not None and kernel.rsplit(".", 1)[-1] + "(" in code(other):
-        raise Unsafe("already rewritten: this is the original kept as the fallback of an earlier rewrite")
+        lines = (planner.ctx.line(statements[0]), planner.ctx.key_of[id(statements[-1])][3])
+        raise AlreadyRewritten("already rewritten: this is the original kept as the fallback of an earlier rewrite", lines)
 
 
 def _target_call(planner: "_Planner", target: "PatternNode", source, expressions) -> cst.Call:

@@ -16,7 +16,7 @@ from adopter.scan import Match
 from rewriter.context import FileContext
 from rewriter.kernel_sets import PAPER
 from rewriter.plan import Namer, Plan, plan_match
-from rewriter.spans import EditSet, Unsafe, apply_edits
+from rewriter.spans import OVERLAPS_FALLBACK, AlreadyRewritten, EditSet, Unsafe, apply_edits
 from rules.model import Rule
 
 
@@ -27,6 +27,7 @@ class FilePatch:
     patched: str
     applied: list[Match] = field(default_factory=list)
     refused: list[tuple[Match, str]] = field(default_factory=list)
+    encoding: str = "utf-8"  # the file's, for writing it back (a coding line, a BOM)
 
     @property
     def changed(self) -> bool:
@@ -41,13 +42,24 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     ctx = FileContext(path, source)
     namer = Namer(ctx)
     planned: list[tuple[Match, Plan]] = []
+    kept_originals: list[tuple[int, int]] = []  # line ranges an earlier guarded rewrite kept as they were
     for match in matches:
         try:
             plan = plan_match(match, rules[match.rule], ctx, namer, kernels, save_original_names)
         except Unsafe as reason:
             result.refused.append((match, str(reason)))
+            if isinstance(reason, AlreadyRewritten):
+                kept_originals.append(reason.lines)
             continue
         planned.append((match, plan))
+    # the first pass refused these as overlapping the guarded rewrite; so does every later one
+    for match, plan in list(planned):
+        if any(first <= site["span"][0] and site["span"][2] <= last
+               for first, last in kept_originals for site in match.nodes):
+            planned.remove((match, plan))
+            result.refused.append((match, f"{OVERLAPS_FALLBACK} (applied already)"))
+    if not planned:  # nothing to edit: transforming the tree would only copy it
+        return result
     kept, module = _together(ctx, planned, result)
     if not kept:
         return result

@@ -27,6 +27,19 @@ class Unsafe(Exception):
     """The rewriter cannot transform a match safely; the reason is the message."""
 
 
+# Why a match that overlaps a guarded rewrite's kept original is not rewritten, on every pass.
+OVERLAPS_FALLBACK = "overlaps the statements a guarded rewrite keeps as its fallback"
+
+
+class AlreadyRewritten(Unsafe):
+    """A guarded match found inside the original code an earlier guarded rewrite kept:
+    `lines` (first, last) is that kept range, which other matches must leave alone too."""
+
+    def __init__(self, message: str, lines: tuple[int, int]):
+        super().__init__(message)
+        self.lines = lines
+
+
 class SourceLines:
     """Converts `ast` byte columns to libcst character columns."""
 
@@ -81,7 +94,12 @@ class _Editor(cst.CSTTransformer):
     def on_visit(self, node) -> bool:
         if self.carry and self.heir is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.heir = id(node)
-        return super().on_visit(node)
+        if not super().on_visit(node):
+            return False
+        # descend only where an edit is left: the rest of the tree is kept as it is, and
+        # visiting it was most of a file's rewrite
+        position = self.get_metadata(PositionProvider, node, None)
+        return position is None or any(_within(key, position) for key in self.pending)
 
     def on_leave(self, original_node, updated_node):
         if self.heir == id(original_node) and isinstance(updated_node, cst.CSTNode):
@@ -110,6 +128,13 @@ class _Editor(cst.CSTTransformer):
         if not statements:
             return cst.RemovalSentinel.REMOVE
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+
+def _within(key: NodeKey, position) -> bool:
+    """Whether the node of `key` lies inside the range `position` (libcst's CodeRange)."""
+    _, line, col, end_line, end_col = key
+    return ((position.start.line, position.start.column) <= (line, col)
+            and (end_line, end_col) <= (position.end.line, position.end.column))
 
 
 def apply_edits(wrapper: MetadataWrapper, edits: EditSet) -> cst.Module:

@@ -5,18 +5,23 @@ Rules are data: the parser builds the dataclasses of rules/model.py and never ev
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import lark
 
 from adopter.diagnostics import AdopterError, Diagnostic
 from rules.model import Arg, Input, PatternNode, Rule
+from rules.typecheck import check_types, named_types
 
 _GRAMMAR = (Path(__file__).resolve().parent / "grammar.lark").read_text()
-# cache=True: lark keeps the grammar's parse tables in the temp folder, keyed by the grammar
-# and lark's version (like bytecode, they depend on the tool, not on its input): building
-# them took ~50 ms of every run that parses a rule
-_PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True, cache=True)
+# No `cache=True`: lark would load its parse tables from a pickle at a predictable name in
+# the shared temp folder, which any local user can plant. Building them costs ~50 ms, paid
+# only when a rule is parsed: parsed rules are cached (rules/registry.py), as JSON.
+_PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True)
+
+
+_RULE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _error(path: str, line: int | None, col: int | None, message: str) -> AdopterError:
@@ -41,30 +46,36 @@ def _arg(tree) -> Arg:
     return Arg(const=_constant(tree))
 
 
+def _input(position: int | str, tree, negated: bool = False) -> Input:
+    """An input, with where its argument is written (a token, or a constant's tree)."""
+    line, col = (tree.line, tree.column) if isinstance(tree, lark.Token) else (tree.meta.line, tree.meta.column)
+    return Input(position, _arg(tree), negated=negated, line=line, col=col)
+
+
 def _node(tree: lark.Tree) -> PatternNode:
     line, col = tree.meta.line, tree.meta.column
     if tree.data == "wildcard":
         return PatternNode("wildcard", line=line, col=col)
+    out = tree.children[-1]
+    at = {"line": line, "col": col, "output_line": out.line, "output_col": out.column}
     if tree.data == "layer":
-        callee, *inputs, out = tree.children
+        callee, *inputs, _ = tree.children
         parsed, index = [], 0
         for item in inputs:
             if item is None:
                 continue
             if item.data == "positional":
-                parsed.append(Input(index, _arg(item.children[0])))
+                parsed.append(_input(index, item.children[0]))
                 index += 1
             else:
                 name, value = item.children
-                parsed.append(Input(str(name), _arg(value), negated=item.data == "keyword_not"))
-        return PatternNode("layer", callee=str(callee.children[0]), inputs=tuple(parsed), output=str(out),
-                           line=line, col=col)
+                parsed.append(_input(str(name), value, negated=item.data == "keyword_not"))
+        return PatternNode("layer", callee=str(callee.children[0]), inputs=tuple(parsed), output=str(out), **at)
     if tree.data == "binary":
-        left, op, right, out = tree.children
-        return PatternNode("binary", op=str(op), inputs=(Input(0, _arg(left)), Input(1, _arg(right))),
-                           output=str(out), line=line, col=col)
-    op, operand, out = tree.children
-    return PatternNode("unary", op=str(op), inputs=(Input(0, _arg(operand)),), output=str(out), line=line, col=col)
+        left, op, right, _ = tree.children
+        return PatternNode("binary", op=str(op), inputs=(_input(0, left), _input(1, right)), output=str(out), **at)
+    op, operand, _ = tree.children
+    return PatternNode("unary", op=str(op), inputs=(_input(0, operand),), output=str(out), **at)
 
 
 def _side(tree: lark.Tree) -> list[PatternNode]:
@@ -73,6 +84,9 @@ def _side(tree: lark.Tree) -> list[PatternNode]:
 
 def parse_rule(text: str, path: str) -> Rule:
     """Parse one rule file's text; raise `AdopterError` (file:line:col) when malformed."""
+    if "\0" in text:
+        before = text[: text.index("\0")]
+        raise _error(path, before.count("\n") + 1, len(before) - before.rfind("\n"), "a rule cannot hold a NUL character")
     try:
         tree = _PARSER.parse(text)
     except lark.exceptions.UnexpectedInput as error:
@@ -87,6 +101,7 @@ def parse_rule(text: str, path: str) -> Rule:
     doc = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("#"))
     rule = Rule(id=Path(path).stem, path=path, doc=doc)
     seen: set[str] = set()
+    externs: list[lark.Token] = []
     for item in tree.children:
         key = str(item.children[0])
         if key in seen:
@@ -94,17 +109,25 @@ def parse_rule(text: str, path: str) -> Rule:
         seen.add(key)
         if item.data == "setting":
             setattr(rule, key if key != "rule" else "id", str(item.children[1]))
+        elif item.data == "extern":
+            externs = item.children[1:]
+            rule.extern = tuple(str(name) for name in externs)
         else:
             source, target = _side(item.children[1]), _side(item.children[2])
             setattr(rule, f"{key}_source", source)
             setattr(rule, f"{key}_target", target)
     _check(rule)
+    check_types(rule)
+    _check_externs(rule, externs)
     return rule
 
 
 def _check(rule: Rule) -> None:
-    """Type checks: names file, line and column of the first problem."""
+    """The settings' values and the parts a rule needs (the patterns' types: rules/typecheck.py)."""
     path = rule.path
+    if not _RULE_ID.fullmatch(rule.id):
+        raise _error(path, 1, 1, f"rule id {rule.id!r} must be letters, digits and `_` (it names the rule "
+                                 "everywhere, and its file is `<id>.adopt`)")
     if rule.id != Path(path).stem:
         raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
     if rule.guards not in ("feasible", "equal"):
@@ -119,33 +142,19 @@ def _check(rule: Rule) -> None:
         raise _error(path, None, None, "a rule needs a non-empty `forward:` source pattern")
     if rule.anchor == "init" and not rule.init_source:
         raise _error(path, None, None, "`anchor: init` needs an `init:` source pattern")
-    init_vars: dict[str, PatternNode] = {}
-    for node in rule.init_source:
-        if node.kind != "layer" or node.callee.startswith("$"):
-            raise _error(path, node.line, node.col, "an init node must construct a qualified type: `torch.nn.X(...) -> $name`")
-        if node.output in init_vars:
-            raise _error(path, node.line, node.col, f"{node.output} is bound twice in `init:`")
-        init_vars[node.output] = node
-    bound: set[str] = set()
-    used_objects: set[str] = set()
-    for node in rule.forward_source:
-        if node.kind == "layer" and node.callee.startswith("$"):
-            if node.callee not in init_vars:
-                raise _error(path, node.line, node.col, f"{node.callee} is not bound by an `init:` node")
-            used_objects.add(node.callee)
-        if node.output is not None:
-            if node.output in bound or node.output in init_vars:
-                raise _error(path, node.line, node.col, f"{node.output} is bound twice")
-            bound.add(node.output)
-    for name, node in init_vars.items():
-        if name not in used_objects:
-            raise _error(path, node.line, node.col, f"init node {name} is not called in `forward:`")
-    source_vars = bound | set(init_vars) | {i.arg.var for n in rule.forward_source + rule.init_source
-                                            for i in n.inputs if i.arg.var}
-    for node in rule.init_target + rule.forward_target:
-        for var in [i.arg.var for i in node.inputs if i.arg.var] + ([node.callee] if node.callee and node.callee.startswith("$") else []):
-            if var not in source_vars and not any(var == t.output for t in rule.init_target):
-                raise _error(path, node.line, node.col, f"{var} in a target is not bound by the source patterns")
+
+
+def _check_externs(rule: Rule, externs: list[lark.Token]) -> None:
+    """An `extern:` name is declared once, and used: a stale one would hide nothing but mislead."""
+    named, listed = named_types(rule), set()
+    for token in externs:
+        name = str(token)
+        if name in listed:
+            raise _error(rule.path, token.line, token.column, f"{name} is listed twice in `extern:`")
+        listed.add(name)
+        if name not in named:
+            raise _error(rule.path, token.line, token.column,
+                         f"extern {name} is not named by the rule's patterns; remove it from `extern:`")
 
 
 def load_rule(path: Path) -> Rule:

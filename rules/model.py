@@ -20,6 +20,8 @@ class Input:
     position: int | str  # index among positional inputs, or a keyword
     arg: Arg
     negated: bool = False  # `kw!=value`: the call must not pass `kw=value`
+    line: int = 0  # where the argument (`$x`, `-1`, ...) is written
+    col: int = 0
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class PatternNode:
     output: str | None = None
     line: int = 0
     col: int = 0
+    output_line: int = 0  # where the output `$variable` is written
+    output_col: int = 0
 
 
 @dataclass
@@ -42,6 +46,7 @@ class Rule:
     guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
     scope: str = "methods"  # "methods": nodes in forward and its self-helpers; "functions": also in module-level functions they call
     fallback: str = "none"  # "eager": the rewrite keeps the original under `if <the paths where the match fails>:`
+    extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (rules/catalogue/) lacks
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)
     forward_source: list[PatternNode] = field(default_factory=list)

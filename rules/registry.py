@@ -6,6 +6,7 @@ from pathlib import Path
 
 from adopter.cache import DEFAULT_DIR, ResultCache, entry_key
 from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.plain import from_plain, to_plain
 from rules.model import Rule
 
 RULES_DIR = Path(__file__).resolve().parent
@@ -15,22 +16,22 @@ def bundled_rule_files() -> list[Path]:
     return sorted(RULES_DIR.glob("*/*.adopt"))
 
 
-def load_rule_cached(path: Path, cache_dir: Path | None = DEFAULT_DIR) -> Rule:
+def load_rule_cached(path: Path, cache: ResultCache) -> Rule:
     """`rules.dsl.load_rule`, remembered by the file's bytes (and the DSL's code, through the
-    cache's fingerprint): an unchanged rule is a pickle read, and lark is never imported."""
-    cache = ResultCache(cache_dir)
+    cache's fingerprint): an unchanged rule is a JSON read, and lark is never imported.
+    (A cache that cannot be written is reported by the run that follows.)"""
     try:
         key = entry_key(path.read_bytes(), "rule", str(path))
     except OSError:
         key = None  # load_rule says why it cannot be read
-    rule = cache.get(key) if key else None
-    if isinstance(rule, Rule):
+    rule = cache.get(key, "rule", lambda value, _texts: from_plain(Rule, value)) if key else None
+    if rule is not None:
         return rule
     from rules.dsl import load_rule  # the parser, only for a rule not seen before
 
     rule = load_rule(path)
     if key:
-        cache.put(key, rule)
+        cache.put(key, "rule", to_plain(rule))
     return rule
 
 
@@ -57,8 +58,9 @@ def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFA
             known = ", ".join(sorted(by_id))
             raise AdopterError(Diagnostic(selector, None, None, f"unknown rule id or path (bundled rules: {known})"))
     rules, seen = [], set()
+    cache = ResultCache(cache_dir)
     for path in chosen:
-        rule = load_rule_cached(path, cache_dir)
+        rule = load_rule_cached(path, cache)
         if rule.id not in seen:
             seen.add(rule.id)
             rules.append(rule)

@@ -35,6 +35,15 @@ def relation(code: str, name: str) -> set[tuple]:
     return {tuple(str(a).strip('"') for a in args) for args in model.get(name)}
 
 
+def assert_golden(actual: str, golden: Path) -> None:
+    """`actual` equals the golden file. With ADOPTER_UPDATE_GOLDEN=1 a differing golden file is
+    rewritten and the test still fails, so that a run which updates never passes unread."""
+    if os.environ.get("ADOPTER_UPDATE_GOLDEN") and (not golden.exists() or golden.read_text() != actual):
+        golden.write_text(actual)
+        pytest.fail(f"{golden.name} rewritten (ADOPTER_UPDATE_GOLDEN): review `git diff`, then run again without it")
+    assert actual == golden.read_text()
+
+
 @pytest.fixture(scope="session")
 def zoo() -> Path:
     """The model zoo; CI sets ADOPTER_REQUIRE_ZOO=1 so that a missing zoo fails, not skips."""

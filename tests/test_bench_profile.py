@@ -22,6 +22,13 @@ def test_the_datalog_steps_are_main_lp_in_include_order_then_the_match_programs_
     assert "cand(m(" in steps[-1][2] and steps[-1][1] == steps[-2][1]  # the rules add text, not programs
 
 
-def test_every_step_runs_on_its_own():
-    for step in range(len(profile.step_names())):
-        profile.run_step([FIXTURE], step)  # a step that cannot ground alone raises here
+def test_every_step_runs_on_its_own_and_adds_what_its_program_defines():
+    """Each cumulative step grounds alone (one that cannot raises here) and keeps what the
+    steps before it derived; the last one finds the fixture's dropout+LayerNorm candidates."""
+    names = profile.step_names()
+    previous: dict[str, int] = {}
+    for step in range(len(names)):
+        atoms = profile.run_step([FIXTURE], step, count_atoms=True)
+        assert all(atoms.get(name, 0) >= count for name, count in previous.items()), names[step]
+        previous = atoms
+    assert previous.get("dl_node", 0) > 0 and previous.get("cand", 0) > 0

@@ -49,5 +49,5 @@ def test_no_program_projects_through_an_anonymous_variable():
     for rule in load_rules():
         found = anonymous_in_positive_literals(compile_rule(rule))
         if found:
-            offending[f"compiled rule {rule.name}"] = found
+            offending[f"compiled rule {rule.id}"] = found
     assert not offending, f"name the ignored columns (`_Kind`, not `_`; datalog/main.lp says why): {offending}"

@@ -9,6 +9,7 @@ from rules.dsl import parse_rule
 GOOD = """
 # What it does: an example
 rule: example
+extern: kernels.Fused
 init: torch.nn.Dropout(0.1) -> $d; torch.nn.LayerNorm(eps=1e-5, bias!=False) -> $n => _
 forward:
     $d($x) -> $a; $a + $r -> $s; -$s -> $m; $n($m) -> $y; * ; torch.nn.functional.softmax($y, dim=-1) -> $z
@@ -23,7 +24,7 @@ def test_a_rule_parses_into_nodes_with_positions_and_variables():
     kinds = [n.kind for n in rule.forward_source]
     assert kinds == ["layer", "binary", "unary", "layer", "wildcard", "layer"]
     softmax = rule.forward_source[-1]
-    assert softmax.callee == "torch.nn.functional.softmax" and softmax.line == 6
+    assert softmax.callee == "torch.nn.functional.softmax" and softmax.line == 7
     assert [(i.position, i.arg.var, i.arg.const) for i in softmax.inputs] == [(0, "$y", None), ("dim", None, "-1")]
     norm = rule.init_source[1]
     assert [(i.position, i.arg.const, i.negated) for i in norm.inputs] == [("eps", "1e-05", False), ("bias", "False", True)]
@@ -32,7 +33,7 @@ def test_a_rule_parses_into_nodes_with_positions_and_variables():
 
 def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility():
     program = compile_rule(parse_rule(GOOD, "rules/x/example.adopt"))
-    assert program.startswith("% rule example")
+    assert program.startswith('% rule "example"')
     assert "input_from(X2, 0, X1)" in program                      # $a flows from the dropout
     assert 'input_const(X6, "dim", "-1")' in program
     assert 'not ctor_const(C2, "bias", "False")' in program
@@ -71,11 +72,11 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
 @pytest.mark.parametrize("text, line, col, message", [
     ("rule: bad\nforward: torch.nn.Linear($x) -> => _\n", 2, 33, "unexpected '=>'; expected one of VAR"),
     ("rule: bad\nforward: torch.nn.Linear($x) -> $y => _\nforward: _ => _\n", 3, 1, "duplicate `forward:`"),
-    ("rule: bad\ninit: torch.nn.Linear() -> $l => _\nforward: torch.nn.ReLU($x) -> $y => _\n", 2, 7,
+    ("rule: bad\ninit: torch.nn.Linear() -> $l => _\nforward: torch.nn.ReLU($x) -> $y => _\n", 2, 28,
      "init node $l is not called"),
     ("rule: bad\nforward: $nope($x) -> $y => _\n", 2, 10, "$nope is not bound by an `init:` node"),
-    ("rule: bad\nforward: torch.relu($x) -> $y; torch.relu($y) -> $y => _\n", 2, 32, "$y is bound twice"),
-    ("rule: bad\nforward: torch.relu($x) -> $y => k.K($q) -> $y\n", 2, 34, "$q in a target is not bound"),
+    ("rule: bad\nforward: torch.relu($x) -> $y; torch.relu($y) -> $y => _\n", 2, 50, "$y is bound twice"),
+    ("rule: bad\nextern: k.K\nforward: torch.relu($x) -> $y => k.K($q) -> $y\n", 3, 38, "$q in a target is not bound"),
     ("rule: other\nforward: torch.relu($x) -> $y => _\n", 1, 1, "differs from its file name"),
 ])
 def test_malformed_rules_name_file_line_and_column(text, line, col, message):
@@ -96,7 +97,7 @@ def test_a_binary_node_may_end_in_a_constant_and_scope_is_checked():
 
 
 def test_rules_are_data_nothing_is_evaluated():
-    rule = parse_rule('rule: data\nforward: os.system("rm -rf /") -> $y => _\n', "data.adopt")
+    rule = parse_rule('rule: data\nextern: os.system\nforward: os.system("rm -rf /") -> $y => _\n', "data.adopt")
     assert rule.forward_source[0].callee == "os.system"
 
 
@@ -118,3 +119,12 @@ def test_parsed_rules_are_cached_by_content_and_a_changed_rule_is_parsed_again(t
     assert parsed == [rule_file] and changed.forward_source[0].callee == "torch.nn.functional.log_softmax"
     (uncached,) = load_rules([str(rule_file)], cache_dir=None)
     assert len(parsed) == 2 and uncached == changed
+
+
+def test_a_chain_rule_compiles_to_a_number_of_literals_linear_in_its_length():
+    # the timing is `make bench-compile`'s; this checks the shape: no pairwise literals
+    from evaluation.bench.compile_rules import body_literals, chain_rule
+
+    counts = [body_literals(compile_rule(parse_rule(chain_rule(n), "rules/x/chain.adopt"))) for n in (10, 20, 40, 80)]
+    steps = [b - a for a, b in zip(counts, counts[1:])]
+    assert steps == [steps[0], 2 * steps[0], 4 * steps[0]], counts

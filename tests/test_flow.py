@@ -1,5 +1,9 @@
 """datalog/flow: nested calls unchained, def-use data flow, reassignment breaks a chain."""
 
+import textwrap
+
+import pytest
+
 from conftest import relation
 
 NESTED = """
@@ -106,3 +110,120 @@ def test_a_module_level_function_of_the_file_runs_inlined_with_its_parameters_bo
             return self.b(z)
     """
     assert _flows_by_type(code) == {("torch.nn.Linear", "torch.tanh"), ("torch.tanh", "*"), ("*", "torch.nn.ReLU")}
+
+
+def _reaching(code: str, var: str) -> set[tuple[int, int]]:
+    """(line of a use of `var`, line of a definition it may see) for a code snippet; a
+    parameter's definition is at the line of its `def`."""
+    from conftest import facts_of
+    from datalog.engine import solve
+    facts = facts_of(code)
+    model = solve(facts, keep={"use_def_var"})
+    line = {row[0]: row[3] for row in facts.rows["expr"]}
+    line.update({row[0]: row[3] for row in facts.rows["stmt"]})
+    line.update({row[0]: row[2] for row in facts.rows["function_def"]})
+    return {(line[e.number], line[d.number]) for e, d, v in model.get("use_def_var") if v.string == var}
+
+
+# Each snippet is a method body; (use line, definition line) pairs of `x`. Line 3 is the first
+# line of the body.
+REACHING = {
+    "a walrus defines its target for later statements": ("""
+        if (x := h.abs()) is not None:
+            pass
+        return x
+        """, {(5, 3)}),
+    "a walrus that may not run leaves the old value too": ("""
+        x = h
+        if h and (x := h.abs()):
+            pass
+        return x
+        """, {(6, 3), (6, 4)}),
+    "a walrus is seen by the rest of its own statement": ("""
+        y = (x := h) + x
+        """, {(3, 3)}),
+    "a `with` target is seen by the body, and not the earlier value": ("""
+        x = h
+        with a(h) as (x, y), b(x):
+            return x
+        """, {(4, 3), (5, 4)}),
+    "a closure reads any definition of the function, even a later one, but not its own parameter": ("""
+        def g():
+            return x
+        def k(x):
+            return x
+        x = h
+        x = h + 1
+        return g()
+        """, {(4, 7), (4, 8)}),
+    "a lambda's free name is a read, its parameter is not": ("""
+        x = h
+        f = lambda: x
+        g = lambda x: x
+        """, {(4, 3)}),
+    "a comprehension's variable is not the function's variable, its other names are": ("""
+        x = h
+        a = [x for x in hs]
+        return [x + y for y in hs]
+        """, {(5, 3)}),
+    "`del x` needs x": ("""
+        x = h
+        del x
+        """, {(4, 3)}),
+    "an except handler sees every definition of the try body": ("""
+        try:
+            x = h
+            x = h + 1
+        except ValueError:
+            return x
+        """, {(7, 4), (7, 5)}),
+    "a for target may not be assigned (empty iterable)": ("""
+        x = h
+        for x in hs:
+            pass
+        return x
+        """, {(6, 3), (6, 4)}),
+    "a case capture is defined in its case, and maybe not when it fails": ("""
+        x = h
+        match h:
+            case [x]:
+                return x
+            case _:
+                return x
+        """, {(6, 5), (8, 3), (8, 5)}),
+    "a case guard sees the case's captures": ("""
+        x = h
+        match h:
+            case [x] if x > 0:
+                pass
+        """, {(5, 5)}),
+    "nested and starred targets are definitions": ("""
+        x = h
+        (a, *x), b = hs
+        return x
+        """, {(5, 4)}),
+    "`raise ... from x` reads x": ("""
+        x = h
+        raise ValueError() from x
+        """, {(4, 3)}),
+}
+
+
+@pytest.mark.parametrize("name", REACHING)
+def test_reaching_definitions_of_every_statement_kind(name):
+    body, expected = REACHING[name]
+    code = "class M:\n    def f(self, h, hs):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8) + "\n"
+    assert _reaching(code, "x") == expected
+
+
+def test_calls_in_a_lambda_or_nested_def_are_not_nodes_of_the_method_and_a_walrus_passes_its_value():
+    code = """
+    import torch
+    class M:
+        def forward(self, h):
+            f = lambda t: torch.relu(t)
+            def g(t):
+                return torch.sigmoid(t)
+            return torch.exp((y := torch.tanh(h)))
+    """
+    assert _flows_by_type(code) == {("torch.tanh", "torch.exp")}

@@ -57,7 +57,7 @@ def test_a_crashing_file_fails_alone_in_a_parallel_scan(tmp_path, monkeypatch):
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(pipeline, "analyse_file", crash_on_bad)  # inherited by the forks
-    results = pipeline.run_files([good, bad], None, want_summary=True, want_facts=False, jobs=2)
+    results, _ = pipeline.run_files([good, bad], None, want_summary=True, want_facts=False, jobs=2)
     by_name = {Path(r.path).name: r for r in results}
     assert not by_name["good.py"].failed and by_name["good.py"].summary is not None
     assert by_name["bad.py"].failed
@@ -86,7 +86,8 @@ def _misbehaving(monkeypatch, name: str, behaviour) -> None:
     monkeypatch.setattr(pipeline, "analyse_file", analyse)
 
 
-def _by_name(results) -> dict:
+def _by_name(run) -> dict:
+    results, _run_problems = run
     return {Path(r.path).name: r for r in results}
 
 

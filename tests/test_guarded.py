@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import os
-
+from conftest import assert_golden
 from adopter.scan import scan
 from rewriter.conditions import Conditions, decided, simplify
 from rewriter.patch import patch_source
@@ -67,6 +66,4 @@ def test_the_patched_fixture_that_test_kernels_runs_is_the_rewriters_output():
     rules = load_rules(["manual_attention"])
     matches = scan([str(FIXTURE)], rules, jobs=1, cache_dir=None).matches
     patched = patch_source(str(FIXTURE), FIXTURE.read_text(), matches, {r.id: r for r in rules}, kernels="torch").patched
-    if os.environ.get("ADOPTER_UPDATE_GOLDEN"):
-        PATCHED.write_text(patched)
-    assert patched == PATCHED.read_text()
+    assert_golden(patched, PATCHED)

@@ -80,7 +80,7 @@ def test_t5_sdpa_cross_attention_and_gradients():
     b = fused(x, key_value_states=memory)[0]
     _close(a, b)
     a.sum().backward(), b.sum().backward()
-    for (name, p), q in zip(original.named_parameters(), fused.parameters()):
+    for (name, p), q in zip(original.named_parameters(), fused.parameters(), strict=True):
         assert torch.allclose(p.grad, q.grad, rtol=1e-3, atol=1e-5), name
 
 
@@ -90,7 +90,7 @@ def test_gpt2_sdpa_returns_the_cache_the_eager_code_returns():
     x = torch.randn(B, L, H)
     a, b = original(x, use_cache=True), fused(x, use_cache=True)
     _close(a[0], b[0])
-    for left, right in zip(a[1], b[1]):
+    for left, right in zip(a[1], b[1], strict=True):  # a missing cache entry fails
         _close(left, right)
 
 
@@ -100,5 +100,5 @@ def test_t5_decoder_sdpa_returns_the_cache_the_eager_code_returns():
     x = torch.randn(B, L, H)
     a, b = original(x, use_cache=True), fused(x, use_cache=True)
     _close(a[0], b[0])
-    for left, right in zip(a[1], b[1]):
+    for left, right in zip(a[1], b[1], strict=True):  # a missing cache entry fails
         _close(left, right)

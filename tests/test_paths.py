@@ -128,3 +128,51 @@ def test_a_helper_runs_under_the_guards_of_its_call():
                                          ("torch.relu", "torch.sigmoid")}
     # tanh runs only when `self.c` is false, sigmoid only when it is true
     assert _flow_types(code, "feasible_flow") == {("torch.relu", "torch.tanh"), ("torch.relu", "torch.sigmoid")}
+
+
+MATCH = """
+import torch
+class M:
+    def forward(self, x):
+        match self.mode:
+            case "a":
+                x = torch.relu(x)
+            case "b" if self.flag:
+                x = torch.tanh(x)
+            case _:
+                x = torch.sigmoid(x)
+        return torch.exp(x)
+"""
+
+
+def test_each_case_of_a_match_is_a_path_of_its_own():
+    assert sorted(structures_of(MATCH, "M")) == [
+        "torch.relu(x) -> x; torch.exp(x) -> t1",
+        "torch.sigmoid(x) -> x; torch.exp(x) -> t1",
+        "torch.tanh(x) -> x; torch.exp(x) -> t1",
+    ]
+
+
+def test_a_case_is_a_guard_literal_true_in_its_body_and_false_in_the_later_cases():
+    # node_lit is listed for the nodes a check asks about: here, every node
+    model = solve(facts_of(MATCH), "lit_asked(X) :- dl_node(X).", keep={"node_type", "node_lit"})
+    types = {node: t.string for node, t in model.get("node_type")}
+    lits: dict[str, set] = {}
+    for node, text, polarity in model.get("node_lit"):
+        lits.setdefault(types[node], set()).add((text.string, polarity.name))
+    a, b = 'match self.mode: case "a"', 'match self.mode: case "b" if self.flag'
+    assert lits == {"torch.relu": {(a, "pos")}, "torch.tanh": {(a, "neg"), (b, "pos")},
+                    "torch.sigmoid": {(a, "neg"), (b, "neg")}}
+
+
+def test_statements_after_a_match_whose_case_returns_run_only_when_it_is_not_taken():
+    code = """
+    import torch
+    class M:
+        def forward(self, x):
+            match self.mode:
+                case "a":
+                    return torch.relu(x)
+            return torch.tanh(x)
+    """
+    assert sorted(structures_of(code, "M")) == ["torch.relu(x) -> t1", "torch.tanh(x) -> t1"]

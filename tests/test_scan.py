@@ -163,3 +163,62 @@ def test_a_location_reached_twice_gives_one_match_whatever_order_clingo_derives_
     matches, again = matches_from_model(model, facts, rules), matches_from_model(reversed_model, facts, rules)
     assert len(matches) == 1 and [m.__dict__ for m in matches] == [m.__dict__ for m in again]
     assert matches[0].line == 10 and matches[0].path == [{"condition": "g is None", "holds": True}]
+
+
+UNMODELLED = """
+import torch.nn.functional as F
+from torch import nn
+A = B = 0
+class Attn(nn.Module):
+    def forward(self, x):
+        global A
+        global B
+        A += 1
+        return F.softmax(x, dim=-1)
+    def other(self, x):
+        global A
+        return x
+class Counted(nn.Module):
+    def forward(self, x):
+        n = 0
+        def bump():
+            nonlocal n
+            n += 1
+        bump()
+        return F.softmax(x, dim=-1)
+"""
+
+
+def test_a_function_with_global_or_nonlocal_is_not_matched_and_warned_about_once_per_construct(tmp_path):
+    (tmp_path / "m.py").write_text(UNMODELLED)
+    rules = load_rules(["softmax", "tanh_gelu"])
+    cold = scan([str(tmp_path / "m.py")], rules, jobs=1, cache_dir=tmp_path / "cache")
+    warm = scan([str(tmp_path / "m.py")], rules, jobs=1, cache_dir=tmp_path / "cache")
+    assert warm.files[0].cached
+    for result in (cold, warm):
+        assert result.matches == [] and result.failed == 0
+        # `other` holds a `global` too, but no rule candidate was there to exclude
+        assert [str(d).split("m.py:")[1] for d in result.diagnostics] == [
+            "7: warning: `global` statement not modelled: no rewrite in Attn.forward",
+            "18: warning: `nonlocal` statement not modelled: no rewrite in Counted.forward",
+        ]
+
+
+def test_a_value_read_in_one_case_of_a_match_holds_the_match_to_the_other_cases(tmp_path):
+    (tmp_path / "m.py").write_text("""
+from torch import nn
+class Out(nn.Module):
+    def __init__(self):
+        self.dropout = nn.Dropout(0.1)
+        self.LayerNorm = nn.LayerNorm(4)
+    def forward(self, h, r):
+        x = self.dropout(h)
+        out = self.LayerNorm(x + r)
+        match self.mode:
+            case "drop":
+                return out, x
+            case _:
+                return out
+""")
+    (match,) = scan([str(tmp_path / "m.py")], load_rules(["dropout_layernorm"]), jobs=1).matches
+    assert match.eager_when == [[{"condition": 'match self.mode: case "drop"', "holds": True}]]

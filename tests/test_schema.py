@@ -38,8 +38,15 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
                     x = self.l(x, scale=2)
                 try:
                     a, b = x, y
-                except ValueError:
+                except ValueError as e:
                     raise
+                match (z := x):
+                    case [p, 1] if p and (q := p):
+                        pass
+                    case _:
+                        f = lambda q: q + x
+                def g(w):
+                    global G
                 return [x, *y], x < 1 < 2, x and y
     """)
     assert set(facts.rows) == set(RELATIONS)

@@ -57,18 +57,21 @@ def step_names() -> list[str]:
     return ["start", "parse", "extract", "fact terms"] + [name for name, _, _ in datalog_steps()]
 
 
-def run_step(files: list[Path], step: int) -> None:
-    """Do everything up to step `step` (an index into `step_names`) on `files`, once.
+def run_step(files: list[Path], step: int, count_atoms: bool = False) -> dict[str, int]:
+    """Do everything up to step `step` (an index into `step_names`) on `files`, once. With
+    `count_atoms` (not when measuring), return how many atoms of each predicate the files'
+    Datalog steps derived (empty before those).
 
     Every result is dropped at once: keeping them alive makes the garbage collector
     rescan them, which is not the work measured (`make bench` parses the same way)."""
     sources = [(f, f.read_text()) for f in files]
+    atoms: dict[str, int] = {}
     if step == 1:
         for _, text in sources:
             ast.parse(text)
-        return
+        return atoms
     if step < 2:
-        return
+        return atoms
     steps = datalog_steps()
     relations = relations_read(steps[-1][1], steps[-1][2])  # every step loads the same facts
     for path, text in sources:
@@ -78,7 +81,10 @@ def run_step(files: list[Path], step: int) -> None:
             if step >= 4:
                 _, programs, extra = steps[step - 4]
                 parts = STRUCTURES if any(p.name == "structures.lp" for p in programs) else []
-                ground(programs, extra, parts, terms)
+                control = ground(programs, extra, parts, terms)
+                for name, arity, _positive in control.symbolic_atoms.signatures if count_atoms else ():
+                    atoms[name] = atoms.get(name, 0) + sum(1 for _ in control.symbolic_atoms.by_signature(name, arity))
+    return atoms
 
 
 def instructions(files: list[Path], step: int, every: int, zoo: Path) -> int:
