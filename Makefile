@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -72,6 +72,11 @@ profile: setup $(ZOO)/modeling_bert.py
 # Scale curve: cold scan time and memory from 1 file to 566 (build/bench/scale.{tsv,png}).
 bench-scale: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.scale
+
+# Per-file cost: one large generated file (many classes, one long forward, many functions;
+# 5,000 to 50,000 lines) scanned cold and alone, per MB next to the zoo's (build/bench/bigfile.tsv).
+bench-bigfile: setup $(ZOO)/modeling_bert.py
+	$(BIN)/python -m evaluation.bench.per_file
 
 # Differential verification runs models, so it has its own venv: torch (CPU) + transformers.
 verify-setup: $(VERIFY_VENV)/.installed

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from adopter.cache import DEFAULT_DIR
+from adopter.forks import Limits
 from adopter.fact_tables import TableWriter
 from adopter.pipeline import run_files
 from adopter.run_report import RunReport
@@ -20,10 +21,11 @@ RunResult = RunReport  # the result of `run`
 
 def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
         progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_DIR,
-        tables: Path | None = None) -> RunResult:
+        tables: Path | None = None, limits: Limits = Limits()) -> RunResult:
     """Process every file under `paths`; `progress` may wrap the stream of results.
 
     With `tables`, the fact tables are written there as results arrive (committed at the end).
+    A file's analysis over `limits` (time, memory) is one diagnostic.
     """
     start = time.perf_counter()
     files, problems = expand_paths(paths)
@@ -39,7 +41,7 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
 
     try:
         results, run_problems = run_files(files, rules, want_summary=analyse, want_facts=True, jobs=jobs, progress=consume,
-                            cache_dir=cache_dir, render_tables=writer is not None)
+                                          cache_dir=cache_dir, render_tables=writer is not None, limits=limits)
     except BaseException:
         if writer is not None:
             writer.abort()

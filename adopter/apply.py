@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 from adopter.atomic import atomic_write_text, refuse_read_only
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.diagnostics import Diagnostic
+from adopter.forks import FORK, Lifeline, Limits
 from adopter.scan import Match, scan
 from adopter.sources import decode_source, read_bytes, source_encoding
 from rules.model import Rule
@@ -60,14 +61,17 @@ def patch_file(job: tuple):
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
-                 save_original_names: bool = False) -> ApplyReport:
-    """Scan `paths` and compute every file's patch, in memory, with the kernel set `kernels`
-    (rewriter/kernel_sets.py)."""
-    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir)
+                 save_original_names: bool = False, limits: Limits = Limits()) -> ApplyReport:
+    """Scan `paths` (each file within `limits`) and compute every file's patch, in memory,
+    with the kernel set `kernels` (rewriter/kernel_sets.py)."""
+    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
-    pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs)
+    # the pool's workers end with this process, however it ends (adopter/forks.py)
+    lifeline = Lifeline()
+    pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs, mp_context=FORK,
+                                                                     initializer=lifeline.attach)
     try:
         results: Iterable = pool.map(patch_file, work) if pool else map(patch_file, work)
         if progress is not None:
@@ -80,6 +84,7 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     finally:
         if pool is not None:
             pool.shutdown()
+        lifeline.close()
     report.patches.sort(key=lambda p: p.path)
     return report
 

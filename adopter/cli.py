@@ -16,6 +16,7 @@ from adopter import analysis
 from adopter.atomic import atomic_write_text
 from adopter.cache import DEFAULT_DIR as CACHE_DIR
 from adopter.diagnostics import AdopterError, Diagnostic, display_path
+from adopter.forks import Limits
 from datalog.engine import VARIANTS
 from adopter.fact_tables import read_tables
 from adopter.query import run_query
@@ -61,6 +62,18 @@ def _progress(label: str):
     return wrap
 
 
+# Each file's analysis runs in a child process that these stop (adopter/forks.py): a
+# pathological file costs one diagnostic, not the run.
+FILE_TIMEOUT = typer.Option(300.0, "--file-timeout", min=0, metavar="SECONDS",
+                            help="Stop a file's analysis after this long (0: no limit).")
+FILE_MEMORY = typer.Option(4096, "--file-memory", min=0, metavar="MB",
+                           help="Stop a file's analysis when it needs more memory than this (0: no limit).")
+
+
+def _limits(seconds: float, megabytes: int) -> Limits:
+    return Limits(seconds or None, megabytes or None)
+
+
 def _report(diagnostic) -> None:
     """One diagnostic, one unwrapped line on stderr (`file:line:col: severity: reason`)."""
     sys.stderr.write(f"{diagnostic}\n")
@@ -87,11 +100,13 @@ def facts(paths: List[str] = typer.Argument(..., help="Python files or directori
           out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
           analyse: bool = typer.Option(True, "--analyse/--no-analyse", help="Also run the Datalog core."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
-          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder).")):
+          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
+          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
     try:
         result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
-                              cache_dir=None if no_cache else CACHE_DIR, tables=out)
+                              cache_dir=None if no_cache else CACHE_DIR, tables=out,
+                              limits=_limits(file_timeout, file_memory))
     except OSError as error:
         _fail_write(out, error)
     for diagnostic in result.diagnostics:
@@ -170,7 +185,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (a cold run)."),
          variant: str = typer.Option("full", "--variant", help="Analysis ablation, for evaluation: full, "
-                                     + ", ".join(VARIANTS) + ".")):
+                                     + ", ".join(VARIANTS) + "."),
+         file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location."""
     if variant != "full" and variant not in VARIANTS:
         _fail(AdopterError(Diagnostic("--variant", None, None, f"unknown variant {variant!r}")))
@@ -179,7 +195,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
         chosen = load_rules(rules or None, cache_dir=cache_dir)
     except AdopterError as error:
         _fail(error)
-    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir, variant=variant)
+    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir, variant=variant,
+                      limits=_limits(file_timeout, file_memory))
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     text = render_matches(result.matches, fmt.value, chosen, result.diagnostics)
@@ -211,7 +228,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
                                            "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper)."),
           save_original_names: bool = typer.Option(False, "--save-original-names",
                                                    help="Where a kernel renames parameters, also save them under "
-                                                        "their original names (checkpoints the unpatched model reads).")):
+                                                        "their original names (checkpoints the unpatched model reads)."),
+          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
     from adopter.apply import output_name, plan_patches, unified_diff, write_in_place
 
@@ -227,7 +245,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     except AdopterError as error:
         _fail(error)
     report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
-                          kernels=kernels, save_original_names=save_original_names)
+                          kernels=kernels, save_original_names=save_original_names,
+                          limits=_limits(file_timeout, file_memory))
     for diagnostic in report.diagnostics:
         _report(diagnostic)
     left_out: dict[tuple[str, str], int] = {}

@@ -20,7 +20,7 @@ import clingo
 from adopter.cache import ResultCache, entry_key
 from adopter.diagnostics import Diagnostic
 from adopter.fact_tables import table_text
-from adopter.forks import map_forked
+from adopter.forks import Limits, Stopped, map_forked
 from adopter.plain import from_plain, to_plain
 from adopter.scan import REPORTED, Match, matches_from_model, rules_program, unmodelled_warnings
 from adopter.sources import decode_source, extract_text, read_bytes
@@ -180,10 +180,12 @@ def _analyse(args) -> FileAnalysis:
 def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, want_facts: bool,
               jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
               cache_dir: Path | None = None, variant: str = "full",
-              render_tables: bool = False) -> tuple[list[FileAnalysis], list[Diagnostic]]:
+              render_tables: bool = False, limits: Limits = Limits()) -> tuple[list[FileAnalysis], list[Diagnostic]]:
     """Analyse `files` (in parallel when there are several and `jobs` allows); see
-    `analyse_file` for `render_tables`. Returns each file's analysis and the run's own
-    problems (a cache that cannot be used or written: one warning, the run goes on)."""
+    `analyse_file` for `render_tables`. A file over `limits` fails alone: with a limit, every
+    file is analysed in a child process, which the limit stops. Returns each file's analysis
+    and the run's own problems (a cache that cannot be used or written: one warning, the run
+    goes on)."""
     program = rules_program(rules) if rules else ""
     cache = ResultCache(cache_dir)
     jobs = jobs or os.cpu_count() or 1
@@ -195,11 +197,11 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     # when there is one: forking for it costs more than it saves)
     hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
     todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
-    if jobs > 1 and len(todo) > 1:
+    if todo and (limits or jobs > 1 and len(todo) > 1):
         # every fork starts from a control with the programs already loaded (for a file that
         # misses all it asks for, as in a cold run; another file loads its own)
         prepare(*_programs(program, want_summary, rules is not None, variant))
-        computed = _forked([task for _, task in todo], min(jobs, len(todo)))
+        computed = _forked([task for _, task in todo], min(jobs, len(todo)), limits)
     else:
         computed = enumerate(_analyse(task) for _, task in todo)
     positions: list[int] = []
@@ -227,14 +229,22 @@ def _merge(order: list[int], hits: dict, todo: list[int], computed):
         yield todo[k], result
 
 
-def _forked(tasks: list, workers: int):
+def _forked(tasks: list, workers: int, limits: Limits):
     """(position in `tasks`, result) of `_analyse` over tasks as they finish, each file in
-    a fresh fork (adopter/forks.py says why); a worker that dies fails its file only."""
-    for index, ok, value in map_forked(_analyse_and_exit, tasks, workers):
+    a fresh fork (adopter/forks.py says why); a worker that dies or breaks a limit fails its
+    file only."""
+    for index, ok, value in map_forked(_analyse_and_exit, tasks, workers, limits):
         if not ok:
             path = str(tasks[index][0])
-            value = FileAnalysis(path, [Diagnostic(path, None, None, f"analysis failed: {value.strip()}")])
+            why = _stopped(value) if isinstance(value, Stopped) else f"analysis failed: {value.strip()}"
+            value = FileAnalysis(path, [Diagnostic(path, None, None, why)])
         yield index, value
+
+
+def _stopped(stop: Stopped) -> str:
+    if stop.limit == "time":
+        return f"analysis stopped: took longer than {stop.value:g} s (--file-timeout)"
+    return f"analysis stopped: needed more than {stop.value:g} MB of memory (--file-memory)"
 
 
 def _analyse_and_exit(args) -> FileAnalysis:

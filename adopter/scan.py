@@ -17,6 +17,7 @@ import clingo
 
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.diagnostics import Diagnostic
+from adopter.forks import Limits
 from adopter.run_report import RunReport
 from adopter.sources import expand_paths
 from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
@@ -233,14 +234,15 @@ ScanResult = RunReport  # the result of `scan`
 
 def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
          progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE,
-         variant: str = "full") -> ScanResult:
+         variant: str = "full", limits: Limits = Limits()) -> ScanResult:
     """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
 
-    `variant` selects an ablation of the analyses (`datalog/main_<variant>.lp`), for evaluation.
+    `variant` selects an ablation of the analyses (`datalog/main_<variant>.lp`), for evaluation;
+    a file's analysis over `limits` (time, memory) is one diagnostic.
     """
     from adopter.pipeline import run_files  # the pipeline imports this module
     start = time.perf_counter()
     files, problems = expand_paths(paths)
     results, run_problems = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
-                        cache_dir=cache_dir, variant=variant)
+                                      cache_dir=cache_dir, variant=variant, limits=limits)
     return ScanResult(results, problems + run_problems, time.perf_counter() - start)

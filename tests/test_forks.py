@@ -1,11 +1,19 @@
-"""The fork runner: every task answered once, and a failing or dying child costs its own task only."""
+"""The fork runner: every task answered once; a failing or dying child, or one over a limit,
+costs its own task only; and no child outlives its parent."""
 
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
 from adopter import pipeline
-from adopter.forks import map_forked
+from adopter.cli import app
+from adopter.forks import Limits, map_forked
 
 
 def _square_or_fail(n: int) -> int:
@@ -54,3 +62,139 @@ def test_a_crashing_file_fails_alone_in_a_parallel_scan(tmp_path, monkeypatch):
     assert not by_name["good.py"].failed and by_name["good.py"].summary is not None
     assert by_name["bad.py"].failed
     assert "worker process died (exit code 9)" in by_name["bad.py"].diagnostics[0].message
+
+
+GOOD = "import torch\nx = torch.softmax(torch.ones(2), dim=-1)\n"
+
+
+def _two_files(tmp_path: Path, bad_name: str) -> list[Path]:
+    good, bad = tmp_path / "good.py", tmp_path / bad_name
+    good.write_text(GOOD)
+    bad.write_text(GOOD)
+    return [good, bad]
+
+
+def _misbehaving(monkeypatch, name: str, behaviour) -> None:
+    """`analyse_file` misbehaves for the file `name` (the forks inherit the patch)."""
+    real = pipeline.analyse_file
+
+    def analyse(path: Path, *args, **kwargs):
+        if path.name == name:
+            behaviour()
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "analyse_file", analyse)
+
+
+def _by_name(run) -> dict:
+    results, _run_problems = run
+    return {Path(r.path).name: r for r in results}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_over_the_memory_limit_fails_alone(tmp_path, monkeypatch, jobs):
+    _misbehaving(monkeypatch, "big.py", lambda: bytearray(400 * 2**20))
+    results = _by_name(pipeline.run_files(_two_files(tmp_path, "big.py"), None, want_summary=True, want_facts=False,
+                                          jobs=jobs, limits=Limits(megabytes=100)))
+    assert not results["good.py"].failed and results["good.py"].summary is not None
+    [diagnostic] = results["big.py"].diagnostics
+    assert diagnostic.message == "analysis stopped: needed more than 100 MB of memory (--file-memory)"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_over_the_time_limit_fails_alone(tmp_path, monkeypatch, jobs):
+    _misbehaving(monkeypatch, "slow.py", lambda: time.sleep(600))
+    results = _by_name(pipeline.run_files(_two_files(tmp_path, "slow.py"), None, want_summary=True, want_facts=False,
+                                          jobs=jobs, limits=Limits(seconds=1)))
+    assert not results["good.py"].failed and results["good.py"].summary is not None
+    [diagnostic] = results["slow.py"].diagnostics
+    assert diagnostic.message == "analysis stopped: took longer than 1 s (--file-timeout)"
+
+
+def test_the_limits_hold_for_a_single_file_from_the_command_line(tmp_path, monkeypatch):
+    _misbehaving(monkeypatch, "slow.py", lambda: time.sleep(600))
+    slow = _two_files(tmp_path, "slow.py")[1]
+    result = CliRunner().invoke(app, ["scan", str(slow), "--no-cache", "--file-timeout", "1", "--format", "jsonl"])
+    assert result.exit_code == 1
+    assert result.stderr == f"{slow}: error: analysis stopped: took longer than 1 s (--file-timeout)\n"
+
+
+# A script that runs the CLI with a step that never ends, after writing its pid to a file,
+# so that a test can kill the CLI while its children run.
+_HANGING = """
+import os, sys, time
+from pathlib import Path
+from adopter import apply, cli, pipeline
+
+PIDS = Path(sys.argv[1])
+
+def hang(*args, **kwargs):
+    (PIDS / str(os.getpid())).touch()
+    time.sleep(600)
+
+if sys.argv[2] == "scan":
+    pipeline.analyse_file = hang
+else:
+    apply.patch_file = hang
+sys.argv = ["adopter", *sys.argv[2:]]
+cli.main()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _kill_and_watch(tmp_path: Path, command: list[str], workers: int) -> list[int]:
+    """Run the CLI with `command`, SIGKILL it once `workers` children hang, and return the
+    children still alive a while later."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    script = tmp_path / "hang.py"
+    script.write_text(_HANGING)
+    cli = subprocess.Popen([sys.executable, str(script), str(pids), *command], cwd=tmp_path,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    try:
+        for _ in range(600):  # the children start within seconds; a minute is a failure
+            children = [int(p.name) for p in pids.iterdir()]
+            if len(children) >= workers or cli.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(children) >= workers, f"the children did not start (exit {cli.poll()})"
+        cli.send_signal(signal.SIGKILL)
+        cli.wait()
+        for _ in range(100):
+            if not any(map(_alive, children)):
+                break
+            time.sleep(0.1)
+        return [pid for pid in children if _alive(pid)]
+    finally:
+        cli.kill()
+        for pid in children:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_killed_scan_leaves_no_worker_behind(tmp_path):
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_text(GOOD)
+    assert _kill_and_watch(tmp_path, ["scan", ".", "-j", "2", "--no-cache", "--file-timeout", "0"], workers=2) == []
+
+
+MODEL = """
+import torch.nn.functional as F
+from torch import nn
+class M(nn.Module):
+    def forward(self, x):
+        return F.softmax(x, dim=-1)
+"""
+
+
+def test_a_killed_apply_leaves_no_rewriting_worker_behind(tmp_path):
+    for i in range(4):  # the rewriter runs in a pool from 4 files with matches
+        (tmp_path / f"m{i}.py").write_text(MODEL)
+    assert _kill_and_watch(tmp_path, ["apply", ".", "--diff", "-j", "2", "--no-cache"], workers=2) == []

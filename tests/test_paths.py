@@ -82,6 +82,54 @@ def test_elif_chains_exclude_each_other():
         "torch.relu(x) -> x", "torch.sigmoid(x) -> x", "torch.tanh(x) -> x"]
 
 
+def _flow_types(code: str, relation: str) -> set[tuple[str, str]]:
+    model = solve(facts_of(code), keep={"node_type", relation})
+    types = {n: t.string for n, t in model.get("node_type")}
+    return {(types[a], types[b]) for a, b in model.get(relation)}
+
+
+def test_statements_after_several_exits_carry_each_negated_exit():
+    code = """
+    import torch
+    class M:
+        def forward(self, x):
+            y = torch.relu(x)
+            if self.a:
+                return y
+            if self.b:
+                raise ValueError()
+            z = torch.tanh(y)
+            if self.a:
+                z = torch.sigmoid(z)
+            return z
+    """
+    assert _flow_types(code, "flow") == {("torch.relu", "torch.tanh"), ("torch.tanh", "torch.sigmoid")}
+    # sigmoid needs `self.a` true, which the first exit already made false
+    assert _flow_types(code, "feasible_flow") == {("torch.relu", "torch.tanh")}
+    assert sorted(structures_of(code, "M")) == ["torch.relu(x) -> y", "torch.relu(x) -> y; torch.tanh(y) -> z"]
+
+
+def test_a_helper_runs_under_the_guards_of_its_call():
+    code = """
+    import torch
+    class M:
+        def helper(self, h):
+            if not self.c:
+                return torch.tanh(h)
+            return h
+        def forward(self, x):
+            y = torch.relu(x)
+            if self.c:
+                y = self.helper(y)
+                y = torch.sigmoid(y)
+            return y
+    """
+    assert _flow_types(code, "flow") == {("torch.relu", "torch.tanh"), ("torch.tanh", "torch.sigmoid"),
+                                         ("torch.relu", "torch.sigmoid")}
+    # tanh runs only when `self.c` is false, sigmoid only when it is true
+    assert _flow_types(code, "feasible_flow") == {("torch.relu", "torch.tanh"), ("torch.relu", "torch.sigmoid")}
+
+
 MATCH = """
 import torch
 class M:
@@ -106,7 +154,8 @@ def test_each_case_of_a_match_is_a_path_of_its_own():
 
 
 def test_a_case_is_a_guard_literal_true_in_its_body_and_false_in_the_later_cases():
-    model = solve(facts_of(MATCH), keep={"node_type", "node_lit"})
+    # node_lit is listed for the nodes a check asks about: here, every node
+    model = solve(facts_of(MATCH), "lit_asked(X) :- dl_node(X).", keep={"node_type", "node_lit"})
     types = {node: t.string for node, t in model.get("node_type")}
     lits: dict[str, set] = {}
     for node, text, polarity in model.get("node_lit"):
