@@ -91,7 +91,7 @@ $(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
 patch: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.patch_zoo
 
-# The same with the `torch` kernel set (targets that run with PyTorch alone, rewriter/kernel_sets.py):
+# The same with the `torch` kernel set (targets that run with PyTorch alone, adopter/rewrite/kernel_sets.py):
 # build/patched-torch/<set>/, build/patches-torch/<set>/.
 patch-torch: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch
@@ -131,7 +131,7 @@ bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
 verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
-# The torch names rules may use, with their kinds (rules/catalogue/torch.tsv, committed), from the pinned torch.
+# The torch names rules may use, with their kinds (adopter/rules/catalogue/torch.tsv, committed), from the pinned torch.
 catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 

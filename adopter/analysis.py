@@ -13,7 +13,7 @@ from adopter.fact_tables import TableWriter
 from adopter.pipeline import run_files
 from adopter.run_report import RunReport
 from adopter.sources import expand_paths
-from rules.registry import load_rules
+from adopter.rules.registry import load_rules
 
 
 RunResult = RunReport  # the result of `run`

@@ -16,12 +16,12 @@ from adopter.diagnostics import Diagnostic
 from adopter.forks import FORK, Lifeline, Limits
 from adopter.scan import Match, scan
 from adopter.sources import decode_source, read_bytes, source_encoding
-from rules.model import Rule
+from adopter.rules.model import Rule
 
 
 @dataclass
 class ApplyReport:
-    patches: list = field(default_factory=list)  # of rewriter.patch.FilePatch, changed or not
+    patches: list = field(default_factory=list)  # of adopter.rewrite.patch.FilePatch, changed or not
     diagnostics: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -41,7 +41,7 @@ class ApplyReport:
 def patch_file(job: tuple):
     """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails.
     `job` is (path, matches, rules[, kernel set[, save_original_names]])."""
-    from rewriter.patch import patch_source  # imported in the worker: libcst is not needed to scan
+    from adopter.rewrite.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
     path, matches, rules, *options = job
     data, problem = read_bytes(Path(path))
@@ -63,7 +63,7 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
                  save_original_names: bool = False, limits: Limits = Limits()) -> ApplyReport:
     """Scan `paths` (each file within `limits`) and compute every file's patch, in memory,
-    with the kernel set `kernels` (rewriter/kernel_sets.py)."""
+    with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]

@@ -26,7 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(__file__).resolve().parent
+# what patched models import and what edits source cannot change an analysis result
+_NOT_FINGERPRINTED = ("kernels", "rewrite")
 FORMAT = 1  # the entry layout: part of every key, so another layout is never read
 _MAGIC = b"adopter-cache\n"
 _STALE_TEMP_SECONDS = 600  # a temporary file lives for milliseconds: older ones were left by a killed run
@@ -47,14 +49,16 @@ DEFAULT_DIR = default_dir()  # read once, at import (the tests set ADOPTER_CACHE
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Hash of the extractor, the Datalog programs and the pipeline code (with the names
-    catalogue that the rule checker reads)."""
+    """Hash of the extractor, the Datalog programs, the rules' code and the pipeline (with
+    the names catalogue that the rule checker reads); not the runtime kernels nor the
+    rewriter, which no cached result depends on."""
     digest = hashlib.sha256(f"format {FORMAT}".encode())
-    for folder, pattern in (("extractor", "*.py"), ("datalog", "*.lp"), ("datalog", "*.py"),
-                            ("adopter", "*.py"), ("rules", "*.py"), ("rules", "*.lark"), ("rules", "*.tsv")):
-        for path in sorted((ROOT / folder).rglob(pattern)):
-            digest.update(path.relative_to(ROOT).as_posix().encode())
-            digest.update(path.read_bytes())
+    for pattern in ("*.py", "*.lp", "*.lark", "*.tsv"):
+        for path in sorted(PACKAGE.rglob(pattern)):
+            relative = path.relative_to(PACKAGE)
+            if relative.parts[0] not in _NOT_FINGERPRINTED:
+                digest.update(relative.as_posix().encode())
+                digest.update(path.read_bytes())
     return digest.hexdigest()
 
 

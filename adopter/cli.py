@@ -17,13 +17,13 @@ from adopter.atomic import atomic_write_text
 from adopter.cache import DEFAULT_DIR as CACHE_DIR
 from adopter.diagnostics import AdopterError, Diagnostic, display_path
 from adopter.forks import Limits
-from datalog.engine import VARIANTS
+from adopter.datalog.engine import VARIANTS
 from adopter.fact_tables import read_tables
 from adopter.query import run_query
 from adopter.scan import scan as run_scan
 from adopter.scan_output import render_matches
-from rules.compiler import compile_rule
-from rules.registry import load_rules
+from adopter.rules.compiler import compile_rule
+from adopter.rules.registry import load_rules
 from adopter.sources import facts_of_file
 from adopter.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, model_structures
 
@@ -235,7 +235,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
 
     if not (diff or write or out or patches):
         _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
-    from rewriter.kernel_sets import KERNEL_SETS, LEFT_OUT
+    from adopter.rewrite.kernel_sets import KERNEL_SETS, LEFT_OUT
 
     if kernels not in KERNEL_SETS:
         _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))

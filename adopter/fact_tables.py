@@ -13,8 +13,8 @@ from pathlib import Path
 
 from adopter.atomic import TEMP_SUFFIX, new_file_mode, remove_stale
 from adopter.diagnostics import AdopterError, Diagnostic
-from extractor.python_facts import FileFacts
-from extractor.schema import INT_COLUMNS, RELATIONS, flat_fields
+from adopter.extract.python_facts import FileFacts
+from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
 
 
 def _needs_quotes(text: str) -> bool:

@@ -25,10 +25,10 @@ from adopter.plain import from_plain, to_plain
 from adopter.scan import REPORTED, Match, matches_from_model, rules_program, unmodelled_warnings
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
-from datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
-from extractor.python_facts import FileFacts
-from extractor.schema import INT_COLUMNS, RELATIONS
-from rules.model import Rule
+from adopter.datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
+from adopter.extract.python_facts import FileFacts
+from adopter.extract.schema import INT_COLUMNS, RELATIONS
+from adopter.rules.model import Rule
 
 _SUMMARY = {"dl_node", "structure_node", "too_many_guards"}
 

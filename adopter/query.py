@@ -18,8 +18,8 @@ import clingo
 import clingo.ast
 
 from adopter.diagnostics import AdopterError, Diagnostic
-from datalog.engine import known_relations, solve, symbol_value
-from extractor.python_facts import FileFacts
+from adopter.datalog.engine import known_relations, solve, symbol_value
+from adopter.extract.python_facts import FileFacts
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -20,11 +20,11 @@ from adopter.diagnostics import Diagnostic
 from adopter.forks import Limits
 from adopter.run_report import RunReport
 from adopter.sources import expand_paths
-from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
-from extractor.coverage import category
-from extractor.python_facts import FileFacts
-from rules.compiler import compile_rule
-from rules.model import Rule
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from adopter.extract.coverage import category
+from adopter.extract.python_facts import FileFacts
+from adopter.rules.compiler import compile_rule
+from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_obj_use", "report_unmodelled"}
@@ -237,7 +237,7 @@ def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
          variant: str = "full", limits: Limits = Limits()) -> ScanResult:
     """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
 
-    `variant` selects an ablation of the analyses (`datalog/main_<variant>.lp`), for evaluation;
+    `variant` selects an ablation of the analyses (`adopter/datalog/main_<variant>.lp`), for evaluation;
     a file's analysis over `limits` (time, memory) is one diagnostic.
     """
     from adopter.pipeline import run_files  # the pipeline imports this module

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from adopter.diagnostics import Diagnostic, display_path
 from adopter.scan import Match
-from rules.model import Rule
+from adopter.rules.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -12,7 +12,7 @@ import tokenize
 from pathlib import Path
 
 from adopter.diagnostics import Diagnostic
-from extractor.python_facts import FileFacts, extract_source
+from adopter.extract.python_facts import FileFacts, extract_source
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # the largest zoo file is ~0.2 MB; beyond this is not model code
 

@@ -1,7 +1,7 @@
 """Model structures: the DL nodes of a method, one sequence per feasible path.
 
 The analysis (which nodes exist, their types, inputs, guards and which paths are
-feasible) is Datalog's (`datalog/paths/structures.lp`); this module only orders the
+feasible) is Datalog's (`adopter/datalog/paths/structures.lp`); this module only orders the
 nodes of each path by evaluation order, names temporaries, and prints them in the
 paper's notation: `torch.nn.Linear(x) -> y; y + z -> t1; ...`.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import clingo
 
 from adopter.diagnostics import AdopterError, Diagnostic
-from datalog.engine import Model, solve, symbol_value
-from extractor.python_facts import FileFacts
+from adopter.datalog.engine import Model, solve, symbol_value
+from adopter.extract.python_facts import FileFacts
 
 DEFAULT_MAX_GUARDS = 10  # `adopter structures`: at most 2**10 paths per method are enumerated
 SUMMARY_MAX_GUARDS = 6   # the `adopter facts` summary: cheap (2**6), larger methods are counted apart

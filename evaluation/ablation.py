@@ -1,6 +1,6 @@
 """Ablations (the paper's Table 3): the same engine with one analysis swapped out.
 
-Each variant is `datalog/main_<variant>.lp`, which swaps one include of `main.lp`.
+Each variant is `adopter/datalog/main_<variant>.lp`, which swaps one include of `main.lp`.
 Scans the zoo with every variant, scores each against the ground truth, writes
 `build/eval/ablation.tsv` (`variant rule gt tp fp fn precision recall`, variant `full`
 included) and returns it.
@@ -14,10 +14,10 @@ import pandas as pd
 
 from adopter.atomic import atomic_write_text
 from adopter.scan import scan
-from datalog.engine import VARIANTS
+from adopter.datalog.engine import VARIANTS
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, location_summary, matches_frame
-from rules.registry import load_rules
+from adopter.rules.registry import load_rules
 
 ALL_VARIANTS = ("full",) + VARIANTS
 

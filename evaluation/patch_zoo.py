@@ -1,7 +1,7 @@
 """`make patch`: patch the zoo once per rule (so each patch can be verified on its own) and
 once with all rules.
 
-With `--kernels torch` the targets are the PyTorch-only kernels (rewriter/kernel_sets.py)
+With `--kernels torch` the targets are the PyTorch-only kernels (adopter/rewrite/kernel_sets.py)
 and the folders are build/patched-torch/ and build/patches-torch/; `--models bert,gpt2`
 patches only those zoo files. Writes, for each `<set>` (a rule id, or `all`):
   build/patched/<set>/modeling_<m>.py   patched copies of the files that changed
@@ -26,8 +26,8 @@ from adopter.apply import patch_file, unified_diff
 from adopter.diagnostics import Diagnostic
 from adopter.atomic import atomic_write_text
 from adopter.scan import scan
-from rewriter.kernel_sets import KERNEL_SETS
-from rules.registry import load_rules
+from adopter.rewrite.kernel_sets import KERNEL_SETS
+from adopter.rules.registry import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ["file", "class", "line", "rule", "status", "reason"]

@@ -16,7 +16,7 @@ from adopter.atomic import atomic_write_text
 from adopter.scan import scan_facts
 from adopter.sources import facts_of_file
 from evaluation.metrics import model_of
-from rules.registry import load_rules
+from adopter.rules.registry import load_rules
 
 
 def time_file(path: Path) -> list[tuple[str, str, float, int]]:

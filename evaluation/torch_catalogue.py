@@ -1,7 +1,7 @@
-"""Generate rules/catalogue/torch.tsv: the torch names a rule may call or construct, with their kind.
+"""Generate adopter/rules/catalogue/torch.tsv: the torch names a rule may call or construct, with their kind.
 
 Run in the verification environment, which has torch (`make catalogue`); the rule checker
-(rules/typecheck.py) only reads the committed file, so rules are checked without torch, and
+(adopter/rules/typecheck.py) only reads the committed file, so rules are checked without torch, and
 tests/test_torch_catalogue.py (`make test-verify`) checks that the file equals a fresh run.
 
 A name is `<namespace>.<attribute>` for the public namespaces below (what model code
@@ -36,7 +36,7 @@ NAMESPACES = (
     "torch.autograd",
     "torch.utils.checkpoint",
 )
-OUT = Path(__file__).resolve().parent.parent / "rules" / "catalogue" / "torch.tsv"
+OUT = Path(__file__).resolve().parent.parent / "adopter" / "rules" / "catalogue" / "torch.tsv"
 
 
 def _from_torch(obj) -> bool:

@@ -13,8 +13,8 @@ os.environ.setdefault("ADOPTER_CACHE", tempfile.mkdtemp(prefix="adopter-test-cac
 import pytest
 
 from adopter.structures import model_structures
-from datalog.engine import solve
-from extractor.python_facts import extract_source
+from adopter.datalog.engine import solve
+from adopter.extract.python_facts import extract_source
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "hf_models"

@@ -1,5 +1,5 @@
 """Every statement, expression and pattern kind of the running Python has a handling in
-extractor/coverage.py, the same as docs/analysis-coverage.md says, and the extractor reports
+adopter/extract/coverage.py, the same as docs/analysis-coverage.md says, and the extractor reports
 every kind that table does not model."""
 
 import ast
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import ROOT, facts_of
-from extractor import coverage, python_facts
+from adopter.extract import coverage, python_facts
 
 HANDLINGS = {coverage.MODELLED, coverage.REPORTED, coverage.ABSENT}
 
@@ -17,7 +17,7 @@ HANDLINGS = {coverage.MODELLED, coverage.REPORTED, coverage.ABSENT}
 def test_every_kind_of_this_python_says_how_it_is_handled(what):
     kinds = {cls.__name__ for cls in coverage.ast_classes(coverage.BASES[what])}
     missing = kinds - set(coverage.TABLES[what])
-    assert not missing, f"say how the extractor handles these {what}s in extractor/coverage.py: {sorted(missing)}"
+    assert not missing, f"say how the extractor handles these {what}s in adopter/extract/coverage.py: {sorted(missing)}"
     assert {handling for handling, _ in coverage.TABLES[what].values()} <= HANDLINGS
 
 

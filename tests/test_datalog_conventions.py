@@ -1,12 +1,12 @@
-"""Conventions of the Datalog programs that keep grounding fast (datalog/main.lp)."""
+"""Conventions of the Datalog programs that keep grounding fast (adopter/datalog/main.lp)."""
 
 import re
 
 from clingo import ast
 
 from conftest import ROOT
-from rules.compiler import compile_rule
-from rules.registry import load_rules
+from adopter.rules.compiler import compile_rule
+from adopter.rules.registry import load_rules
 
 
 def anonymous_in_positive_literals(text: str) -> list[str]:
@@ -42,7 +42,7 @@ def test_the_check_finds_an_anonymous_variable_only_in_positive_literals():
 
 def test_no_program_projects_through_an_anonymous_variable():
     offending = {}
-    for path in sorted((ROOT / "datalog").rglob("*.lp")):
+    for path in sorted((ROOT / "adopter" / "datalog").rglob("*.lp")):
         found = anonymous_in_positive_literals(path.read_text())
         if found:
             offending[str(path.relative_to(ROOT))] = found
@@ -50,4 +50,4 @@ def test_no_program_projects_through_an_anonymous_variable():
         found = anonymous_in_positive_literals(compile_rule(rule))
         if found:
             offending[f"compiled rule {rule.id}"] = found
-    assert not offending, f"name the ignored columns (`_Kind`, not `_`; datalog/main.lp says why): {offending}"
+    assert not offending, f"name the ignored columns (`_Kind`, not `_`; adopter/datalog/main.lp says why): {offending}"

@@ -1,10 +1,10 @@
-"""rules/dsl.py and rules/compiler.py: parsing, errors with positions, compiled Datalog."""
+"""adopter/rules/dsl.py and adopter/rules/compiler.py: parsing, errors with positions, compiled Datalog."""
 
 import pytest
 
 from adopter.diagnostics import AdopterError
-from rules.compiler import compile_rule
-from rules.dsl import parse_rule
+from adopter.rules.compiler import compile_rule
+from adopter.rules.dsl import parse_rule
 
 GOOD = """
 # What it does: an example
@@ -19,7 +19,7 @@ forward:
 
 
 def test_a_rule_parses_into_nodes_with_positions_and_variables():
-    rule = parse_rule(GOOD, "rules/x/example.adopt")
+    rule = parse_rule(GOOD, "adopter/rules/x/example.adopt")
     assert rule.id == "example" and rule.doc == "What it does: an example"
     kinds = [n.kind for n in rule.forward_source]
     assert kinds == ["layer", "binary", "unary", "layer", "wildcard", "layer"]
@@ -32,7 +32,7 @@ def test_a_rule_parses_into_nodes_with_positions_and_variables():
 
 
 def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility():
-    program = compile_rule(parse_rule(GOOD, "rules/x/example.adopt"))
+    program = compile_rule(parse_rule(GOOD, "adopter/rules/x/example.adopt"))
     assert program.startswith('% rule "example"')
     assert "input_from(X2, 0, X1)" in program                      # $a flows from the dropout
     assert 'input_const(X6, "dim", "-1")' in program
@@ -46,20 +46,20 @@ def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility()
                      'pattern_type("torch.nn.functional.softmax").']
     assert "K1 < K2" in program                                    # `;` is a sequence
     assert program.count("cand(m(\"example\", R, (X1, X2, X3, X4, X5, X6,), (C1, C2,))) :- ") == 1
-    assert "mnode(" not in program  # nodes by position come from datalog/match/checks.lp
-    # which node reads which (the checks in datalog/match/checks.lp hide only these values)
+    assert "mnode(" not in program  # nodes by position come from adopter.datalog/match/checks.lp
+    # which node reads which (the checks in adopter/datalog/match/checks.lp hide only these values)
     edges = sorted(line for line in program.splitlines() if line.startswith("pattern_edge("))
     assert edges == [f'pattern_edge("example", {a}, {b}).' for a, b in ((0, 1), (1, 2), (2, 3), (3, 5))]
     # found node by node: one rule per pattern node, each carrying what later nodes use
     steps = [line for line in program.splitlines() if ":-" in line]
     assert len(steps) == 6 and all(f'cand_part("example", {k}, R, ' in steps[k - 1] for k in range(1, 6))
     assert all(f'cand_part("example", {k - 1}, R, ' in steps[k - 1] for k in range(2, 7))
-    from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
     ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)                # valid and safe: clingo grounds it
 
 
 def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position():
-    from datalog.engine import DATALOG_DIR, ground
+    from adopter.datalog.engine import DATALOG_DIR, ground
     candidates = 'cand(m("r", r(1), (n(4), n(2), s(7, 1),), (c(9),))). cand(m("q", r(1), (n(5),), ())).'
     control = ground([DATALOG_DIR / "match" / "checks.lp"], candidates)
     atoms = {name: sorted(str(a.symbol) for a in control.symbolic_atoms.by_signature(name, 3)) for name in ("mnode", "mctor")}
@@ -81,19 +81,19 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
 ])
 def test_malformed_rules_name_file_line_and_column(text, line, col, message):
     with pytest.raises(AdopterError) as caught:
-        parse_rule(text, "rules/x/bad.adopt")
+        parse_rule(text, "adopter/rules/x/bad.adopt")
     diagnostic = caught.value.diagnostic
-    assert (diagnostic.file, diagnostic.line, diagnostic.col) == ("rules/x/bad.adopt", line, col)
+    assert (diagnostic.file, diagnostic.line, diagnostic.col) == ("adopter/rules/x/bad.adopt", line, col)
     assert message in diagnostic.message
 
 
 def test_a_binary_node_may_end_in_a_constant_and_scope_is_checked():
-    rule = parse_rule("rule: half\nscope: functions\nforward: $x * 0.5 -> $h => _\n", "rules/x/half.adopt")
+    rule = parse_rule("rule: half\nscope: functions\nforward: $x * 0.5 -> $h => _\n", "adopter/rules/x/half.adopt")
     assert rule.scope == "functions" and [i.arg.const for i in rule.forward_source[0].inputs] == [None, "0.5"]
     assert "not function_node(X1)" not in compile_rule(rule)
-    assert "not function_node(X1)" in compile_rule(parse_rule("rule: half\nforward: $x * 0.5 -> $h => _\n", "rules/x/half.adopt"))
+    assert "not function_node(X1)" in compile_rule(parse_rule("rule: half\nforward: $x * 0.5 -> $h => _\n", "adopter/rules/x/half.adopt"))
     with pytest.raises(AdopterError, match="scope must be `methods` or `functions`"):
-        parse_rule("rule: half\nscope: everywhere\nforward: $x * 0.5 -> $h => _\n", "rules/x/half.adopt")
+        parse_rule("rule: half\nscope: everywhere\nforward: $x * 0.5 -> $h => _\n", "adopter/rules/x/half.adopt")
 
 
 def test_rules_are_data_nothing_is_evaluated():
@@ -102,16 +102,16 @@ def test_rules_are_data_nothing_is_evaluated():
 
 
 def test_parsed_rules_are_cached_by_content_and_a_changed_rule_is_parsed_again(tmp_path, monkeypatch):
-    import rules.dsl
-    from rules.registry import load_rules
+    import adopter.rules.dsl
+    from adopter.rules.registry import load_rules
 
     rule_file = tmp_path / "mine.adopt"
     rule_file.write_text("rule: mine\ninit: _ => _\nforward:\n    torch.nn.functional.softmax($x) -> $y\n    =>\n    _\n")
     cache = tmp_path / "cache"
     (first,) = load_rules([str(rule_file)], cache_dir=cache)
     parsed = []
-    real = rules.dsl.load_rule
-    monkeypatch.setattr(rules.dsl, "load_rule", lambda path: parsed.append(path) or real(path))
+    real = adopter.rules.dsl.load_rule
+    monkeypatch.setattr(adopter.rules.dsl, "load_rule", lambda path: parsed.append(path) or real(path))
     (again,) = load_rules([str(rule_file)], cache_dir=cache)
     assert again == first and parsed == []  # from the cache: the parser is not called
     rule_file.write_text(rule_file.read_text().replace("softmax($x)", "log_softmax($x)"))
@@ -125,6 +125,6 @@ def test_a_chain_rule_compiles_to_a_number_of_literals_linear_in_its_length():
     # the timing is `make bench-compile`'s; this checks the shape: no pairwise literals
     from evaluation.bench.compile_rules import body_literals, chain_rule
 
-    counts = [body_literals(compile_rule(parse_rule(chain_rule(n), "rules/x/chain.adopt"))) for n in (10, 20, 40, 80)]
+    counts = [body_literals(compile_rule(parse_rule(chain_rule(n), "adopter/rules/x/chain.adopt"))) for n in (10, 20, 40, 80)]
     steps = [b - a for a, b in zip(counts, counts[1:])]
     assert steps == [steps[0], 2 * steps[0], 4 * steps[0]], counts

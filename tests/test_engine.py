@@ -1,7 +1,7 @@
 """The engine's loading: a control prepared ahead serves exactly one later solve of the same programs."""
 
 from conftest import facts_of
-from datalog import engine
+from adopter.datalog import engine
 
 SOURCE = """
     import torch.nn as nn
@@ -44,6 +44,6 @@ def test_a_prepared_control_is_not_used_for_other_programs(monkeypatch):
 
 def test_cat_joins_strings_bare_and_other_symbols_as_text():
     import clingo
-    from datalog.engine import _Builtins
+    from adopter.datalog.engine import _Builtins
     parts = [clingo.String("torch.nn"), clingo.String("."), clingo.Number(3), clingo.Function("f", [clingo.String("x")])]
     assert _Builtins.cat(*parts) == clingo.String('torch.nn.3f("x")')

@@ -7,7 +7,7 @@ from evaluation.evaluate import GROUNDTRUTH
 from evaluation.gate import FLOOR, regressions
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, location_summary, matches_frame
-from rules.registry import load_rules
+from adopter.rules.registry import load_rules
 
 
 def summary(rows):

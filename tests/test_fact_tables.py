@@ -4,8 +4,8 @@ import csv
 import io
 
 from adopter.fact_tables import read_tables, table_text, write_tables
-from extractor.python_facts import extract_source
-from extractor.schema import RELATIONS
+from adopter.extract.python_facts import extract_source
+from adopter.extract.schema import RELATIONS
 
 SOURCE = 'import torch\nx = \'say "hi"\'\ny = torch.relu(x)  # plain\n'
 

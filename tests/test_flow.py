@@ -1,4 +1,4 @@
-"""datalog/flow: nested calls unchained, def-use data flow, reassignment breaks a chain."""
+"""adopter/datalog/flow: nested calls unchained, def-use data flow, reassignment breaks a chain."""
 
 import textwrap
 
@@ -19,7 +19,7 @@ class M(nn.Module):
 
 def _flows_by_type(code: str) -> set[tuple[str, str]]:
     from conftest import facts_of
-    from datalog.engine import solve
+    from adopter.datalog.engine import solve
     model = solve(facts_of(code), keep={"node_type", "feasible_flow"})
     types = {n: t.string for n, t in model.get("node_type")}
     return {(types[a], types[b]) for a, b in model.get("feasible_flow")}
@@ -116,7 +116,7 @@ def _reaching(code: str, var: str) -> set[tuple[int, int]]:
     """(line of a use of `var`, line of a definition it may see) for a code snippet; a
     parameter's definition is at the line of its `def`."""
     from conftest import facts_of
-    from datalog.engine import solve
+    from adopter.datalog.engine import solve
     facts = facts_of(code)
     model = solve(facts, keep={"use_def_var"})
     line = {row[0]: row[3] for row in facts.rows["expr"]}

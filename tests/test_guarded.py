@@ -7,12 +7,12 @@ from pathlib import Path
 
 from conftest import assert_golden
 from adopter.scan import scan
-from rewriter.conditions import Conditions, decided, simplify
-from rewriter.patch import patch_source
-from rules.registry import load_rules
+from adopter.rewrite.conditions import Conditions, decided, simplify
+from adopter.rewrite.patch import patch_source
+from adopter.rules.registry import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / "rules" / "modern" / "manual_attention.py"
+FIXTURE = ROOT / "adopter" / "rules" / "modern" / "manual_attention.py"
 PATCHED = ROOT / "tests" / "golden" / "manual_attention.patched.py"  # run against FIXTURE by tests/test_kernels.py
 
 

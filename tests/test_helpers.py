@@ -1,4 +1,4 @@
-"""datalog/flow/contexts.lp: `self.helper(...)` calls bring the helper's nodes into the caller."""
+"""adopter/datalog/flow/contexts.lp: `self.helper(...)` calls bring the helper's nodes into the caller."""
 
 from conftest import structures_of
 

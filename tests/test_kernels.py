@@ -139,7 +139,7 @@ def test_guarded_rewrite_of_the_fixture_computes_what_the_original_does_on_every
 
     root = Path(__file__).resolve().parents[1]
     # the patched text is tests/golden's, checked against the rewriter by tests/test_guarded.py
-    texts = {"original": (root / "rules" / "modern" / "manual_attention.py").read_text(),
+    texts = {"original": (root / "adopter" / "rules" / "modern" / "manual_attention.py").read_text(),
              "patched": (root / "tests" / "golden" / "manual_attention.patched.py").read_text()}
     assert "sdpa_attention(" in texts["patched"]
     modules = []

@@ -3,7 +3,7 @@
 from collections import Counter
 
 from conftest import facts_of
-from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 
 # forward -> a -> b -> c: nodes in contexts of depth 0 to 3 (max_inline_depth)
 SOURCE = """

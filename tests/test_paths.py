@@ -1,7 +1,7 @@
-"""datalog/paths: guards, consistent literals, contradictory guards, early returns."""
+"""adopter/datalog/paths: guards, consistent literals, contradictory guards, early returns."""
 
 from conftest import facts_of, structures_of
-from datalog.engine import solve
+from adopter.datalog.engine import solve
 
 DPT_LIKE = """
 from torch import nn

@@ -1,4 +1,4 @@
-"""datalog/resolve/names.lp: import aliases resolve to one qualified name."""
+"""adopter/datalog/resolve/names.lp: import aliases resolve to one qualified name."""
 
 from conftest import relation, structures_of
 

@@ -14,12 +14,12 @@ import pytest
 from conftest import assert_golden
 from adopter.apply import unified_diff
 from adopter.scan import scan
-from rewriter.patch import patch_source
-from rules.registry import bundled_rule_files, load_rules
+from adopter.rewrite.patch import patch_source
+from adopter.rules.registry import bundled_rule_files, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
-FIXTURES = {p.stem: p.with_suffix(".py") for p in bundled_rule_files()}  # rules/<pack>/<id>.py
+FIXTURES = {p.stem: p.with_suffix(".py") for p in bundled_rule_files()}  # adopter/rules/<pack>/<id>.py
 RULE_IDS = sorted(FIXTURES)
 
 
@@ -108,7 +108,7 @@ def run_cli(*args, cwd):
 
 
 def test_apply_needs_a_mode(tmp_path):
-    result = run_cli("apply", str(ROOT / "rules" / "paper" / "softmax.py"), cwd=tmp_path)
+    result = run_cli("apply", str(ROOT / "adopter" / "rules" / "paper" / "softmax.py"), cwd=tmp_path)
     assert result.returncode == 2 and "--diff, --write or --out" in result.stderr
 
 
@@ -133,7 +133,7 @@ def test_apply_write_keeps_a_backup_and_a_second_run_changes_nothing(tmp_path):
 
 
 def test_apply_diff_and_out_write_nothing_in_place(tmp_path):
-    fixture = ROOT / "rules" / "paper" / "conv_batchnorm.py"
+    fixture = ROOT / "adopter" / "rules" / "paper" / "conv_batchnorm.py"
     before = fixture.read_text()
     result = run_cli("apply", str(fixture), "--rules", "conv_batchnorm", "--kernels", "torch", "--diff",
                      "--out", str(tmp_path / "out"), cwd=tmp_path)
@@ -160,11 +160,11 @@ def test_kernel_sets_choose_the_emitted_kernel_or_leave_the_match(tmp_path):
 
 
 def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
-    fixture = ROOT / "rules" / "paper" / "gpt2_attention.py"
+    fixture = ROOT / "adopter" / "rules" / "paper" / "gpt2_attention.py"
     result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "+from adopter.kernels_attention import GPT2AttentionSDPA" in result.stdout
-    softmax = run_cli("apply", str(ROOT / "rules" / "paper" / "softmax.py"), "--rules", "softmax", "--diff",
+    assert "+from adopter.kernels.attention import GPT2AttentionSDPA" in result.stdout
+    softmax = run_cli("apply", str(ROOT / "adopter" / "rules" / "paper" / "softmax.py"), "--rules", "softmax", "--diff",
                       cwd=tmp_path)
     assert softmax.returncode == 0 and softmax.stdout == ""
     summary = [line for line in softmax.stderr.splitlines() if "left out of the default kernel set" in line]

@@ -13,7 +13,7 @@ import pytest
 
 from adopter.scan import scan_facts
 from adopter.sources import facts_of_file
-from rules.registry import bundled_rule_files, load_rules
+from adopter.rules.registry import bundled_rule_files, load_rules
 
 ANNOTATION = re.compile(r"#\s*(match|no-match|todo-match):\s*([\w,\s]+)$")
 RULE_FILES = bundled_rule_files()

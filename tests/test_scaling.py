@@ -7,9 +7,9 @@ import clingo
 from adopter import pipeline
 from adopter.scan import rules_program
 from adopter.structures import SUMMARY_MAX_GUARDS
-from datalog.engine import solve
-from extractor.python_facts import extract_source
-from rules.registry import load_rules
+from adopter.datalog.engine import solve
+from adopter.extract.python_facts import extract_source
+from adopter.rules.registry import load_rules
 
 
 def _long_forward(blocks: int) -> str:

@@ -9,7 +9,7 @@ from adopter.cli import app
 from adopter.scan import scan
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.metrics import model_of
-from rules.registry import load_rules
+from adopter.rules.registry import load_rules
 
 CODE = """
 import torch.nn.functional as F
@@ -152,9 +152,9 @@ class Attn(nn.Module):
 
 
 def test_a_location_reached_twice_gives_one_match_whatever_order_clingo_derives_it_in(tmp_path):
-    from datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, Model, solve
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, Model, solve
     from adopter.scan import REPORTED, matches_from_model, rules_program
-    from extractor.python_facts import extract_source
+    from adopter.extract.python_facts import extract_source
     rules = [r for r in load_rules() if r.id == "softmax"]
     facts = extract_source(HELPER_TWICE, "m.py")
     model = solve(facts, rules_program(rules), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=REPORTED)

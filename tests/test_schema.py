@@ -3,11 +3,11 @@
 import re
 
 from conftest import ROOT, facts_of
-from extractor.schema import INT_COLUMNS, RELATIONS
+from adopter.extract.schema import INT_COLUMNS, RELATIONS
 
 
 def declared_relations() -> dict[str, int]:
-    text = (ROOT / "datalog/schema/facts.lp").read_text()
+    text = (ROOT / "adopter/datalog/schema/facts.lp").read_text()
     return {name: int(arity) for name, arity in re.findall(r"#defined (\w+)/(\d+)\.", text)}
 
 
@@ -62,8 +62,8 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
 
 def test_every_datalog_file_parses_and_the_core_has_one_model():
     import clingo
-    from datalog.engine import solve
-    for path in sorted((ROOT / "datalog").rglob("*.lp")):
+    from adopter.datalog.engine import solve
+    for path in sorted((ROOT / "adopter" / "datalog").rglob("*.lp")):
         messages = []
         control = clingo.Control(["--warn=none"], logger=lambda _c, m: messages.append(m))
         control.load(str(path))  # raises on a syntax error
@@ -73,15 +73,15 @@ def test_every_datalog_file_parses_and_the_core_has_one_model():
 
 def test_a_non_stratified_program_is_refused_not_silently_misread():
     import pytest
-    from datalog.engine import solve
+    from adopter.datalog.engine import solve
     with pytest.raises(RuntimeError, match="not decided by grounding"):
         solve(facts_of("x = 1\n"), extra_program="odd(1) :- not even(1). even(1) :- not odd(1).")
 
 
 def test_any_text_reaches_clingo_unchanged_and_other_text_columns_hold_no_escapes():
-    from datalog.engine import solve, symbol_value
-    from extractor.python_facts import extract_source
-    from extractor.schema import FREE_TEXT_COLUMNS
+    from adopter.datalog.engine import solve, symbol_value
+    from adopter.extract.python_facts import extract_source
+    from adopter.extract.schema import FREE_TEXT_COLUMNS
     source = 'import a\nx = "q\\"uo\\\\te\\nnew\\tline é"\nif x == \'say "hi"\\\\\':\n    y = x\n'
     facts = extract_source(source, 'dir/my"model.py')
     model = solve(facts, extra_program="out(E, T) :- constant(E, T). out(E, T) :- expr_text(E, T). out(0, M) :- module(M).",

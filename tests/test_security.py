@@ -21,7 +21,7 @@ from adopter import cache as cache_module
 from adopter.cache import entry_key
 from adopter.cli import app
 from adopter.scan import rules_program, scan
-from rules.registry import bundled_rule_files, load_rules
+from adopter.rules.registry import bundled_rule_files, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,7 +108,7 @@ def test_a_planted_grammar_cache_runs_nothing(tmp_path):
 
     import lark
 
-    from rules import dsl
+    from adopter.rules import dsl
 
     saved, tempfile.tempdir = tempfile.tempdir, str(tmp_path)
     try:
@@ -119,7 +119,7 @@ def test_a_planted_grammar_cache_runs_nothing(tmp_path):
     marker = tmp_path / "pwned"
     header = planted.read_bytes().split(b"\n", 1)[0]
     planted.write_bytes(header + b"\n" + pickle.dumps(_Payload(marker)))
-    code = "from rules.dsl import parse_rule; parse_rule('forward: torch.nn.functional.softmax($x) -> $y => _', 'r.adopt')"
+    code = "from adopter.rules.dsl import parse_rule; parse_rule('forward: torch.nn.functional.softmax($x) -> $y => _', 'r.adopt')"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp_path)},
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -129,7 +129,7 @@ def test_a_planted_grammar_cache_runs_nothing(tmp_path):
 def test_a_newline_in_a_rule_path_adds_no_program_text(tmp_path):
     """The path of a rule file never reaches the program: a folder name holding a newline and
     an `#include` compiles to the same program as a plain folder."""
-    rule = (ROOT / "rules" / "paper" / "softmax.adopt").read_text()
+    rule = (ROOT / "adopter" / "rules" / "paper" / "softmax.adopt").read_text()
     evil = tmp_path / 'x\n#include "planted.lp".\n%'
     evil.mkdir()
     (evil / "softmax.adopt").write_text(rule)

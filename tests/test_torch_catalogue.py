@@ -1,4 +1,4 @@
-"""rules/catalogue/torch.tsv is what evaluation/torch_catalogue.py makes of the pinned torch.
+"""adopter/rules/catalogue/torch.tsv is what evaluation/torch_catalogue.py makes of the pinned torch.
 
 Needs torch, which lives in `.venv-verify` (`make test-verify`); skipped in the main
 environment, where the rule checker reads the committed file only.

@@ -1,4 +1,4 @@
-"""datalog/types/layers.lp: what `self.x` is, through branches, aliases, inheritance, containers."""
+"""adopter/datalog/types/layers.lp: what `self.x` is, through branches, aliases, inheritance, containers."""
 
 from conftest import structures_of
 
@@ -16,7 +16,7 @@ def test_init_branches_give_every_possible_type():
             return self.norm(x)
     """
     from conftest import facts_of
-    from datalog.engine import solve
+    from adopter.datalog.engine import solve
     model = solve(facts_of(code), keep={"node_type"})
     types = {t.string for _, t in model.get("node_type")}
     assert types == {"torch.nn.BatchNorm1d", "torch.nn.LayerNorm"}

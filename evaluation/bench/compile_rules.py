@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from adopter.atomic import atomic_write_text
-from rules.compiler import compile_rule
-from rules.dsl import parse_rule
+from adopter.rules.compiler import compile_rule
+from adopter.rules.dsl import parse_rule
 
 
 def chain_rule(n: int) -> str:

@@ -36,8 +36,8 @@ from adopter.atomic import atomic_write_text
 from adopter.scan import rules_program
 from adopter.sources import extract_text
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS
-from datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
-from rules.registry import load_rules
+from adopter.datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
+from adopter.rules.registry import load_rules
 
 STRUCTURES = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])]
 

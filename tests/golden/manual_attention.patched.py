@@ -1,4 +1,4 @@
-# Fixture for rules/modern/manual_attention.adopt.
+# Fixture for adopter/rules/modern/manual_attention.adopt.
 import math
 
 import torch

@@ -1,0 +1,307 @@
+"""Run the clingo analyses over the facts of one file and read back relations.
+
+Files are analysed independently (every analysis is intra-file), so each gets its own
+`clingo.Control`: memory stays bounded and files can run in parallel.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import clingo
+from clingo._internal import _ffi, _handle_error, _lib  # pyclingo's C bindings (clingo is pinned): see `_atom_rows`
+
+from adopter.extract.python_facts import FileFacts
+from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
+
+DATALOG_DIR = Path(__file__).resolve().parent
+MAIN_PROGRAM = DATALOG_DIR / "main.lp"
+VARIANTS = ("no_feasibility", "no_inlining", "name_equality_flow", "no_alias_resolution")
+
+
+def main_program(variant: str | None = None) -> Path:
+    """The analyses' table of contents: `main.lp`, or an ablation's (`main_<variant>.lp`)."""
+    if variant in (None, "full"):
+        return MAIN_PROGRAM
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown analysis variant {variant!r} (known: full, {', '.join(VARIANTS)})")
+    return DATALOG_DIR / f"main_{variant}.lp"
+
+
+MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp"))
+
+
+class _Builtins:
+    """Functions the programs may call as `@name(...)`: string building, tuple access and fact
+    input, no analysis."""
+
+    def __init__(self, fact_terms: dict[str, str] | None = None):
+        self.fact_terms = fact_terms or {}
+
+    @staticmethod
+    def cat(*parts: clingo.Symbol) -> clingo.Symbol:
+        # asking each part's `type` (an enum built per call) cost twice the time of trying
+        # `string`, which only numbers and terms fail
+        texts = []
+        for part in parts:
+            try:
+                texts.append(part.string)
+            except RuntimeError:
+                texts.append(str(part))
+        return clingo.String("".join(texts))
+
+    @staticmethod
+    def size(term: clingo.Symbol) -> clingo.Symbol:
+        return clingo.Number(len(term.arguments))
+
+    @staticmethod
+    def nth(term: clingo.Symbol, index: clingo.Symbol) -> clingo.Symbol:
+        return term.arguments[index.number]
+
+    def input(self, relation: clingo.Symbol) -> list[clingo.Symbol]:
+        """The rows of one input relation, as tuples (see `loading_rules`)."""
+        return clingo.parse_term(self.fact_terms.get(relation.string, "()")).arguments
+
+
+def _row_format(relation: str) -> str:
+    """A `%` format for one row as a clingo tuple: integer columns bare, text columns quoted."""
+    cols = ",".join("%s" if c in INT_COLUMNS else '"%s"' for c in RELATIONS[relation][0])
+    return f"({cols},)," if len(RELATIONS[relation][0]) == 1 else f"({cols}),"
+
+
+_FORMATS = {relation: _row_format(relation) for relation in RELATIONS}
+
+
+def _escape(text: str) -> str:
+    """`text` in clingo's string syntax (without the quotes)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _escape_column(texts: list[str]) -> list[str]:
+    """The texts escaped, all in one: `str.replace` scans in C, while `str.translate` looked
+    every character up in a dict (40% of rendering a file's facts as clingo terms)."""
+    escaped = _escape("\0".join(texts)).split("\0")
+    return escaped if len(escaped) == len(texts) else [_escape(text) for text in texts]  # a text held "\0"
+
+
+def loading_rules(relations: Iterable[str]) -> str:
+    """One rule per input relation that takes all its rows from `@input` at once.
+
+    Why not one fact statement per row: clingo parses and prepares every statement on its
+    own (~2.5 us each, before the row's terms), while one rule instantiated over a list of
+    tuples parsed by `clingo.parse_term` costs a third less per row in all (and rows are
+    most of what a file gives clingo).
+    """
+    out = []
+    for relation in sorted(relations):
+        arity = len(RELATIONS[relation][0])
+        xs = ",".join(f"X{i}" for i in range(1, arity + 1))
+        out.append(f'{relation}({xs}) :- ({xs}{"," if arity == 1 else ""}) = @input("{relation}").')
+    return "\n".join(out)
+
+
+_WORD = re.compile(r"\b([a-z_][a-z0-9_]*)\s*\(")
+
+
+@lru_cache(maxsize=64)
+def _program_text(path: Path) -> str:
+    text = path.read_text()
+    for include in re.findall(r'#include "([^"]+)"', text):
+        text += _program_text((path.parent / include).resolve())
+    return text
+
+
+@lru_cache(maxsize=4)
+def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, set[int]]:
+    """Every relation a query over `programs` may name, with its arities: the input
+    relations and each relation a rule of the programs defines."""
+    import clingo.ast
+
+    known: dict[str, set[int]] = {}
+    for relation, (cols, _) in RELATIONS.items():
+        known.setdefault(relation, set()).add(len(cols))
+
+    def head(statement) -> None:
+        if statement.ast_type == clingo.ast.ASTType.Rule and statement.head.ast_type == clingo.ast.ASTType.Literal:
+            atom = statement.head.atom
+            if atom.ast_type == clingo.ast.ASTType.SymbolicAtom and atom.symbol.ast_type == clingo.ast.ASTType.Function:
+                known.setdefault(atom.symbol.name, set()).add(len(atom.symbol.arguments))
+
+    for program in programs:  # _program_text has appended the included files: drop the directives
+        clingo.ast.parse_string(re.sub(r'#include "[^"]+"\.', "", _program_text(program)), head)
+    return known
+
+
+def relations_read(programs: Sequence[Path], extra_program: str = "") -> set[str]:
+    """The input relations the programs mention: the only facts worth loading."""
+    return set(_relations_read(tuple(programs), extra_program))
+
+
+@lru_cache(maxsize=16)  # every file of a run asks the same: scanning ~100 KB of rules each time was waste
+def _relations_read(programs: tuple[Path, ...], extra_program: str) -> frozenset[str]:
+    words = set(_WORD.findall(extra_program))
+    for program in programs:
+        text = "\n".join(line for line in _program_text(program).splitlines() if not line.lstrip().startswith("%"))
+        words |= set(_WORD.findall(text))
+    return frozenset(words & set(RELATIONS))
+
+
+def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str, str]:
+    """Each relation's rows as the text of one clingo tuple of tuples (the hot path of loading).
+
+    Each relation is one `%` format over all its fields, a fifth faster than one format per row."""
+    out = {}
+    for relation, rows in facts.rows.items():
+        if relations is not None and relation not in relations:
+            continue
+        out[relation] = "(" + (_FORMATS[relation] * len(rows)) % flat_fields(relation, rows, _escape_column) + ")"
+    return out
+
+
+def symbol_value(symbol: clingo.Symbol):
+    """A clingo symbol as a plain Python value (numbers, strings, or term text)."""
+    if symbol.type == clingo.SymbolType.Number:
+        return symbol.number
+    if symbol.type == clingo.SymbolType.String:
+        return symbol.string
+    return str(symbol)
+
+
+@dataclass
+class Model:
+    """The derived relations of one file: predicate name -> rows of argument ids.
+
+    An id is clingo's handle of a symbol (an int). clingo interns every symbol, so two ids
+    are equal exactly when their symbols are: counting and grouping rows (`ids`) need no
+    `clingo.Symbol` objects, whose hashing and comparison each call into clingo."""
+
+    relations: dict[str, list[tuple[int, ...]]]
+
+    def get(self, name: str) -> list[tuple[clingo.Symbol, ...]]:
+        return [tuple(map(clingo.Symbol, row)) for row in self.relations.get(name, [])]
+
+    def ids(self, name: str) -> list[tuple[int, ...]]:
+        return self.relations.get(name, [])
+
+
+# Atoms are read from the grounder (`symbolic_atoms`), never from a model, so nothing is
+# solved. Showing no atom spares clingo a printed string per atom for its output table
+# (~10% of grounding), and an observer that replaces the solver spares it handing every
+# ground fact to clasp (~6%): the grounder alone decides a stratified program.
+_SHOW_NOTHING = "#show.\n"
+
+
+class _NoSolver:
+    """A ground-program observer with no callbacks: the ground program goes nowhere."""
+
+
+def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str]) -> tuple[clingo.Control, list[str]]:
+    """A control with `programs`, `text` and the loading rules of `relations` added (not
+    grounded), and the list its messages go to."""
+    messages: list[str] = []
+    control = clingo.Control(["--warn=none"], logger=lambda _code, message: messages.append(message))
+    control.register_observer(_NoSolver(), replace=True)
+    try:
+        for program in programs:
+            control.load(str(program))
+        control.add("base", [], loading_rules(relations) + "\n" + _SHOW_NOTHING + text)
+    except RuntimeError as error:  # clingo logged why: keep its first message, with position
+        raise RuntimeError(messages[0].strip() if messages else str(error)) from None
+    return control, messages
+
+
+# Controls loaded ahead by `prepare`, each for one `ground` of the same programs and text.
+_prepared: dict[tuple, tuple[clingo.Control, list[str]]] = {}
+
+
+def prepare(programs: Sequence[Path], text: str) -> None:
+    """Load `programs` and `text` now, for the next `solve` of them in this process or in
+    each fork of it: a fork then skips parsing them (~5% of a file's analysis)."""
+    relations = frozenset(relations_read(programs, text))
+    _prepared[(tuple(programs), text, relations)] = _loaded(programs, text, relations)
+
+
+# Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
+# input relation that says a file has one: a part is grounded only for such a file. Every
+# rule costs every file's grounding (~80 K instructions per body literal) even when nothing
+# matches it.
+CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled"}
+
+
+def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
+           facts: dict[str, str] | None = None) -> clingo.Control:
+    """A clingo control with `programs`, the program `text` (rules, facts) and the input
+    relations `facts` (from `fact_terms`) loaded and grounded."""
+    facts = facts or {}
+    key = (tuple(programs), text, frozenset(facts))
+    control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
+    parts = [("base", []), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
+                                     if facts.get(relation, "()") != "()")]
+    try:
+        control.ground(parts, context=_Builtins(facts))
+    except RuntimeError as error:
+        raise RuntimeError(messages[0].strip() if messages else str(error)) from None
+    return control
+
+
+def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int, ...]]:
+    """The argument ids (see `Model`) of every atom `name/arity` of a ground program.
+
+    Through clingo's C functions rather than `SymbolicAtoms.by_signature`: the public
+    iterator allocates its out-parameters and wraps a Python object on every call, and
+    reading a file's ~1,300 summary atoms through it was 6% of the file's analysis (3x this)."""
+    atoms = control.symbolic_atoms._rep
+    signature = _ffi.new("clingo_signature_t*")
+    it, end = _ffi.new("clingo_symbolic_atom_iterator_t*"), _ffi.new("clingo_symbolic_atom_iterator_t*")
+    done, fact = _ffi.new("bool*"), _ffi.new("bool*")
+    symbol, arguments, size = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t**"), _ffi.new("size_t*")
+    _check(_lib.clingo_signature_create(name.encode(), arity, True, signature)
+           and _lib.clingo_symbolic_atoms_begin(atoms, signature, it) and _lib.clingo_symbolic_atoms_end(atoms, end))
+    rows = []
+    while _check(_lib.clingo_symbolic_atoms_iterator_is_equal_to(atoms, it[0], end[0], done)) and not done[0]:
+        _check(_lib.clingo_symbolic_atoms_is_fact(atoms, it[0], fact) and _lib.clingo_symbolic_atoms_symbol(atoms, it[0], symbol)
+               and _lib.clingo_symbol_arguments(symbol[0], arguments, size))
+        if not fact[0]:  # only a non-stratified program leaves atoms undecided
+            raise RuntimeError(f"{name}/{arity} is not decided by grounding: is the program stratified?")
+        rows.append(tuple(arguments[0][0:size[0]]))
+        _check(_lib.clingo_symbolic_atoms_next(atoms, it[0], it))
+    return rows
+
+
+def _check(ok: bool) -> bool:
+    """True, or raise clingo's error message."""
+    if not ok:
+        _handle_error(ok)
+    return True
+
+
+# Set in a process that exits after its file (see adopter/forks.py): its controls are kept
+# here, because clingo frees a ground program object by object and the exiting process
+# drops it in one go.
+_retained: list[clingo.Control] | None = None
+
+
+def retain_controls() -> None:
+    """Keep every control of this process alive until it exits (call only in a short-lived process)."""
+    global _retained
+    _retained = []
+
+
+def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
+          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
+    """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
+    control = ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)))
+    # The programs are stratified, so grounding alone decides every atom (all become
+    # facts): read the wanted relations straight from the grounder, without solving.
+    wanted = set(keep) if keep is not None else None
+    relations: dict[str, list] = {}
+    for name, arity, positive in control.symbolic_atoms.signatures:
+        if positive and (wanted is None or name in wanted):
+            relations.setdefault(name, []).extend(_atom_rows(control, name, arity))
+    if _retained is not None:
+        _retained.append(control)
+    return Model(relations)

@@ -1,0 +1,1 @@
+"""Python source -> fact rows: the extractor (no analysis happens here)."""

@@ -1,0 +1,303 @@
+"""A fusion that holds only on some paths (a rule with `fallback: eager`): the statements
+from the first matched node to the last are kept as they are under
+`if <a path where the match does not hold>:`, and the `else:` gets a copy of them with
+the matched statements replaced by the rule's one-node target.
+
+The conditions come from the match: its own guard literals inside that range (the
+`if attention_mask is not None:` around a matched node must hold) and `eager_when`, the
+guard literals under which a value the fusion removes is read elsewhere (`output_attentions`,
+`head_mask is not None`). In the fused copy an `if` whose test the guard has decided is
+replaced by the branch that runs; every other statement stays as it was.
+
+The CST is read only at the reported positions and around them (the enclosing block and
+function), as in plan.py.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from adopter.rewrite.adapters import code
+from adopter.rewrite.conditions import Conditions, Literal, decided, simplify
+from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe, inside
+
+if TYPE_CHECKING:  # plan.py imports this module
+    from adopter.rewrite.plan import _Planner
+    from adopter.rules.model import PatternNode
+
+
+def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
+    match, ctx, source = planner.match, planner.ctx, planner.rule.forward_source
+    if match.merged_reads:
+        raise Unsafe("a value the fusion removes is also read outside the match on a path the guard cannot tell")
+    expressions, lines, final = _matched_lines(planner)
+    conditions = Conditions()
+    block, statements, required = _range(ctx, conditions, list(lines.values()))
+    _refuse_nested_rewrite(planner, block, statements)
+
+    # when the original must run: a required literal fails, or one read's literals all hold
+    eager = [[(text, not holds)] for text, holds in sorted(required)]
+    eager += [[conditions.literal(item["condition"], item["holds"]) for item in read] for read in match.eager_when]
+    alternatives = simplify(eager)
+    if alternatives == [[]]:
+        raise Unsafe("the original code would run on every path (the guard is always true)")
+    parts = conditions.disjunction(alternatives)
+    _check_stable(ctx, statements, parts)
+    known: dict[str, bool] = {text: holds for text, holds in required}  # on the fused path
+    known.update({conj[0][0]: not conj[0][1] for conj in alternatives if len(conj) == 1})
+
+    call = _target_call(planner, target, source, expressions)
+    last_line = lines[final]  # its statement stays, with the target call in place of the last node
+    replaced = last_line.deep_replace(expressions[final], call)
+    folded = {id(line) for line in lines.values()}
+    removed = {line.body[0].targets[0].target.value for i, line in lines.items() if i != final}
+
+    def fused(body) -> list[cst.BaseStatement]:
+        out = []
+        for statement in body:
+            if statement is last_line:
+                out.append(replaced.with_changes(leading_lines=[]))
+            elif id(statement) in folded:
+                continue
+            elif isinstance(statement, cst.If) and decided(code(statement.test), known) is not None:
+                out += fused(_branch_taken(ctx, statement, decided(code(statement.test), known)))
+            elif _holds_any(statement, folded):
+                raise Unsafe(f"line {ctx.line(statement)} holds a matched node under a condition the match "
+                             "does not decide")
+            elif _names(statement) & removed:
+                name = sorted(_names(statement) & removed)[0]
+                raise Unsafe(f"line {ctx.line(statement)} uses `{name}`, which the fused code no longer computes")
+            else:
+                out.append(statement)
+        return out
+
+    fused_body = fused(statements)
+    if parts:
+        if fused_body:
+            fused_body[0] = fused_body[0].with_changes(leading_lines=[])
+        replacement = [_if(parts, statements, fused_body)]
+    else:  # nothing reads the removed values on any path: no fallback needed
+        replacement = fused_body
+        if replacement:
+            replacement[0] = replacement[0].with_changes(leading_lines=statements[0].leading_lines)
+
+    def edit(updated: cst.BaseSuite) -> cst.BaseSuite:
+        body = list(updated.body)
+        at = _find(body, statements)
+        if at is None:
+            raise Unsafe(f"{OVERLAPS_FALLBACK} (one of the two is left out)")
+        return updated.with_changes(body=body[:at] + replacement + body[at + len(statements):])
+
+    planner.plan.edits.at(ctx.key_of[id(block)]).fns.append(edit)
+
+
+def _matched_lines(planner: "_Planner") -> tuple[list, dict[int, cst.SimpleStatementLine], int]:
+    """Each matched node's expression, the statement of each node not nested in another,
+    and the index of the last: every statement but the last's is `name = <node>`."""
+    ctx, source, sites = planner.ctx, planner.rule.forward_source, planner.match.nodes
+    for site in sites:
+        if site["sequential"]:
+            raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
+        if (site["class"], site["function"]) != (sites[-1]["class"], sites[-1]["function"]):
+            raise Unsafe(f"the match spans {site['function']} and {sites[-1]['function']}; "
+                         "nodes in a helper method are not rewritten")
+    spans = [s["span"] for s in sites]
+    expressions = [ctx.nodes.get(planner.expression_key(p, s, f"node {i + 1}")) for i, (p, s) in enumerate(zip(source, sites))]
+    lines = {i: ctx.statement_line(s["stmt"], f"node {i + 1}'s statement") for i, s in enumerate(sites)
+             if not any(inside(s["span"], other) for other in spans)}
+    final = max(lines)
+    for i, line in lines.items():
+        small = line.body[0]
+        if i != final and (len(line.body) != 1 or not isinstance(small, cst.Assign) or len(small.targets) != 1
+                          or not isinstance(small.targets[0].target, cst.Name) or small.value is not expressions[i]):
+            raise Unsafe(f"line {sites[i]['span'][0]} is not `name = <matched node>`, so it cannot be folded away")
+    return expressions, lines, final
+
+
+def _range(ctx, conditions: Conditions, lines: list) -> tuple[cst.CSTNode, list, set[Literal]]:
+    """The innermost block holding every matched line (directly or inside `if`s), its
+    statements from the first holding one to the last, and the literals of the `if`s passed
+    on the way (the fused copy needs them to hold)."""
+    chains = [_chain(ctx, conditions, line) for line in lines]
+    common = next((b for _, b, _ in chains[0] if all(any(b is c for _, c, _ in chain) for chain in chains)), None)
+    if common is None:
+        raise Unsafe("the matched statements are not in one block")
+    required: set[Literal] = set()
+    tops = []
+    for chain in chains:
+        for statement, block, literal in chain:
+            if block is common:
+                tops.append(statement)
+                break
+            required.add(literal)
+    first, last = min(ctx.position(t)[1] for t in tops), max(ctx.position(t)[1] for t in tops)
+    return common, list(common.body[first:last + 1]), required
+
+
+def _chain(ctx, conditions: Conditions, line: cst.SimpleStatementLine) -> list[tuple[cst.CSTNode, cst.CSTNode, Literal | None]]:
+    """From a statement outwards through the `if` statements holding it: (statement, its
+    block, the literal under which that block runs inside the next statement out)."""
+    chain, statement = [], line
+    while True:
+        block, _ = ctx.position(statement)
+        branch = ctx.branch_of.get(id(block))
+        if branch is None or id(branch[0]) not in ctx.where:  # not in an `if` statement (or in an `elif`)
+            chain.append((statement, block, None))
+            return chain
+        if_node, which = branch
+        chain.append((statement, block, conditions.literal(code(if_node.test), which == "body")))
+        statement = if_node
+
+
+def _branch_taken(ctx, statement: cst.If, test: bool) -> list[cst.BaseStatement]:
+    """The statements of the branch that runs when an `if`'s test has the value `test`."""
+    if test:
+        return list(statement.body.body)
+    if isinstance(statement.orelse, cst.If):
+        raise Unsafe(f"an `elif` at line {ctx.line(statement.orelse)} in the fused range; not rewritten")
+    return list(statement.orelse.body.body) if statement.orelse else []
+
+
+def _if(parts: list[str], eager: list[cst.BaseStatement], fused: list[cst.BaseStatement]) -> cst.If:
+    head = eager[0]
+    eager = [head.with_changes(leading_lines=[]), *eager[1:]]
+    test = " or ".join(parts)
+    if len(test) > 80:  # one alternative per line, inside parentheses
+        test = "(\n    " + "\n    or ".join(parts) + "\n)"
+    template = cst.parse_statement(f"if {test}:\n    pass\nelse:\n    pass\n")
+    return template.with_changes(body=cst.IndentedBlock(body=eager), leading_lines=head.leading_lines,
+                                 orelse=cst.Else(body=cst.IndentedBlock(body=fused or [cst.SimpleStatementLine([cst.Pass()])])))
+
+
+def _find(body: list, statements: list) -> int | None:
+    n = len(statements)
+    found = [i for i in range(len(body) - n + 1)
+             if all(a.deep_equals(b) for a, b in zip(body[i:i + n], statements))]
+    return found[0] if len(found) == 1 else None
+
+
+def _names(statement: cst.CSTNode) -> set[str]:
+    """Every plain name in a statement (read or written)."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # `x.attention_scores` names only `x`
+            return False
+
+    statement.visit(Finder())
+    return found
+
+
+def _holds_any(statement: cst.CSTNode, ids: set[int]) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            if id(node) in ids:
+                found.append(node)
+            return not found
+
+    statement.visit(Finder())
+    return bool(found)
+
+
+def _check_stable(ctx, statements: list, texts: list[str]) -> None:
+    """The guard evaluates every condition before the range; refuse if the function assigns
+    a name a condition reads anywhere from the range on (the value could differ there)."""
+    read: set[str] = set()
+    for text in texts:
+        for node in ast.walk(ast.parse(text, mode="eval")):
+            if isinstance(node, ast.Name):
+                read.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                read.add(ast.unparse(node))
+    start = ctx.line(statements[0])
+    function = _enclosing_function(ctx, start)
+    if function is None:
+        raise Unsafe("the match is not inside a function")
+    assigned = _assigned_from(ctx, function, start)
+    clash = sorted(read & assigned)
+    if clash:
+        raise Unsafe(f"`{clash[0]}` is assigned at or after line {start}, so the guard could not test it first")
+
+
+def _enclosing_function(ctx, line: int) -> cst.FunctionDef | None:
+    best = None
+    for key, node in ctx.nodes.items():
+        if key[0] == "FunctionDef" and key[1] <= line <= key[3]:
+            if best is None or key[1] > ctx.key_of[id(best)][1]:
+                best = node
+    return best
+
+
+def _assigned_from(ctx, function: cst.FunctionDef, start: int) -> set[str]:
+    names: set[str] = set()
+
+    def targets(node) -> None:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            names.add(code(node))
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    class Collector(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            key = ctx.key_of.get(id(node))
+            if key is None or key[1] < start:
+                return True
+            if isinstance(node, cst.Assign):
+                for t in node.targets:
+                    targets(t.target)
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+                targets(node.target)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                targets(node.asname.name)
+            return True
+
+    function.body.visit(Collector())
+    return names
+
+
+def _refuse_nested_rewrite(planner: "_Planner", block, statements: list) -> None:
+    """Applying twice must change nothing: the range inside the kept original of an earlier
+    guarded rewrite (whose `else:` calls the same kernel) is left alone, and so are the
+    other matches in it (adopter/rewrite/patch.py), as on the first pass."""
+    branch = planner.ctx.branch_of.get(id(block))
+    if branch is None:
+        return
+    if_node, which = branch
+    kernel = planner.rule.forward_target[0].callee
+    other = if_node.orelse if which == "body" else if_node.body
+    if other is not None and kernel.rsplit(".", 1)[-1] + "(" in code(other):
+        lines = (planner.ctx.line(statements[0]), planner.ctx.key_of[id(statements[-1])][3])
+        raise AlreadyRewritten("already rewritten: this is the original kept as the fallback of an earlier rewrite", lines)
+
+
+def _target_call(planner: "_Planner", target: "PatternNode", source, expressions) -> cst.Call:
+    from adopter.rewrite.plan import _input, TENSOR_METHOD  # plan.py imports this module
+
+    produced = {s.output for s in source}
+    external: dict[str, cst.BaseExpression] = {}
+    for i, s in enumerate(source):
+        method = s.kind == "layer" and (s.callee or "").startswith(TENSOR_METHOD)
+        for item in s.inputs:
+            if item.arg.var and item.arg.var not in produced and item.arg.var not in external:
+                if item.arg.var not in planner.ctors:
+                    external[item.arg.var] = _input(expressions[i], item, method)
+
+    def input_value(var: str) -> cst.BaseExpression:
+        if var not in external:
+            raise Unsafe(f"{var} is not an input of the matched nodes")
+        return external[var]
+
+    args = planner.target_args(target, input_value)
+    return cst.Call(func=planner.callee(target.callee), args=args)

@@ -1,0 +1,126 @@
+"""Patch one file: plan every match, keep the ones that can be applied safely, apply them
+together, add the imports they need, and check that the result parses.
+
+A match whose plan raises `Unsafe`, or that conflicts with a match applied before it, is
+refused with its reason and leaves the source untouched.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from adopter.scan import Match
+from adopter.rewrite.context import FileContext
+from adopter.rewrite.kernel_sets import PAPER
+from adopter.rewrite.plan import Namer, Plan, plan_match
+from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, EditSet, Unsafe, apply_edits
+from adopter.rules.model import Rule
+
+
+@dataclass
+class FilePatch:
+    path: str
+    original: str
+    patched: str
+    applied: list[Match] = field(default_factory=list)
+    refused: list[tuple[Match, str]] = field(default_factory=list)
+    encoding: str = "utf-8"  # the file's, for writing it back (a coding line, a BOM)
+
+    @property
+    def changed(self) -> bool:
+        return self.patched != self.original
+
+
+def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, Rule],
+                 kernels: str = PAPER, save_original_names: bool = False) -> FilePatch:
+    result = FilePatch(path, source, source)
+    if not matches:
+        return result
+    ctx = FileContext(path, source)
+    namer = Namer(ctx)
+    planned: list[tuple[Match, Plan]] = []
+    kept_originals: list[tuple[int, int]] = []  # line ranges an earlier guarded rewrite kept as they were
+    for match in matches:
+        try:
+            plan = plan_match(match, rules[match.rule], ctx, namer, kernels, save_original_names)
+        except Unsafe as reason:
+            result.refused.append((match, str(reason)))
+            if isinstance(reason, AlreadyRewritten):
+                kept_originals.append(reason.lines)
+            continue
+        planned.append((match, plan))
+    # the first pass refused these as overlapping the guarded rewrite; so does every later one
+    for match, plan in list(planned):
+        if any(first <= site["span"][0] and site["span"][2] <= last
+               for first, last in kept_originals for site in match.nodes):
+            planned.remove((match, plan))
+            result.refused.append((match, f"{OVERLAPS_FALLBACK} (applied already)"))
+    if not planned:  # nothing to edit: transforming the tree would only copy it
+        return result
+    kept, module = _together(ctx, planned, result)
+    if not kept:
+        return result
+    module = _add_imports(module, namer, {q for _, plan in kept for q in plan.imports})
+    patched = module.code
+    try:
+        ast.parse(patched)
+    except SyntaxError as error:  # a rewriter bug: refuse everything rather than emit it
+        result.refused += [(m, f"the patched file would not parse: {error}") for m, _ in kept]
+        return result
+    result.patched = patched
+    result.applied = [m for m, _ in kept]
+    return result
+
+
+def _together(ctx: FileContext, planned: list[tuple[Match, Plan]], result: FilePatch):
+    """The plans that apply together; when they do not, add them one at a time, so that
+    the refusal names the match that cannot be applied."""
+    edits = EditSet()
+    for _, plan in planned:
+        edits.extend(plan.edits)
+    try:
+        return planned, apply_edits(ctx.wrapper, edits)
+    except Unsafe:
+        pass
+    kept: list[tuple[Match, Plan]] = []
+    module = None
+    edits = EditSet()
+    for match, plan in planned:
+        trial = EditSet()
+        trial.extend(edits)
+        trial.extend(plan.edits)
+        try:
+            module = apply_edits(ctx.wrapper, trial)
+        except Unsafe as reason:
+            result.refused.append((match, str(reason)))
+            continue
+        edits = trial
+        kept.append((match, plan))
+    return kept, module
+
+
+def _add_imports(module: cst.Module, namer: Namer, qnames: set[str]) -> cst.Module:
+    """`from m import n [as a]` for each new name, after the file's last top-level import
+    (after the docstring and `__future__` imports when there is none)."""
+    needed = [namer.new_imports[q] for q in sorted(qnames) if q in namer.new_imports]
+    if not needed:
+        return module
+    lines = [cst.parse_statement(f"from {m} import {n}" + (f" as {a}" if a else "") + "\n") for m, n, a in needed]
+    body = list(module.body)
+    at = 0
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
+            at = index + 1
+        elif at == 0 and index == 0 and _is_docstring(statement):
+            at = 1
+        elif not isinstance(statement, cst.SimpleStatementLine) or at:
+            break
+    return module.with_changes(body=body[:at] + lines + body[at:])
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

@@ -1,0 +1,433 @@
+"""One match -> the edits that implement its rule's `source => target`.
+
+Init part: a target construction with a source variable changes that construction (a
+new type, keyword constants); a source construction the target neither keeps nor
+passes on is removed when nothing else calls its object; a target construction with a
+new variable becomes a new member, added after the constructions it replaces, under
+their guards, with a fresh name.
+
+Forward part: a target as long as the source substitutes node by node (new callee,
+arguments through the kernel's adapter); a one-node target fuses the source: the last
+source node's call becomes the target call, the other nodes disappear with it (nested
+in it) or with their statements (`h = self.conv(x)`), which must come straight before
+it. When that statement is before an `if` and the last node first in one branch, the
+statement moves into the other branch (the paper's scope analysis, Fig. 4/5), so every
+path computes what it did.
+
+All program knowledge comes from the match (positions, bindings, other calls of each
+constructed object); the CST is only read at the reported positions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from adopter.scan import Match
+from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
+from adopter.rewrite.kernel_sets import PAPER, kernel_for
+from adopter.rewrite.context import FileContext
+from adopter.rewrite.guarded import plan_guarded
+from adopter.rewrite.spans import EditSet, Unsafe, inside
+from adopter.rules.model import Input, PatternNode, Rule
+
+KERNEL_HELPERS = "adopter.kernels.load_renamed"
+
+
+@dataclass
+class Plan:
+    edits: EditSet = field(default_factory=EditSet)
+    imports: set[str] = field(default_factory=set)  # qualified names the edits refer to
+
+
+class Namer:
+    """Fresh member names and local names for imported kernels, unique in the file."""
+
+    def __init__(self, ctx: FileContext):
+        self.taken = set(ctx.names)
+        self.local = dict(ctx.imported)  # qualified name -> local name
+        self.new_imports: dict[str, tuple[str, str, str | None]] = {}  # qname -> (module, name, asname)
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 1
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+    def imported(self, qname: str) -> str:
+        if qname not in self.local:
+            module, name = qname.rsplit(".", 1)
+            local = name if name not in self.taken else self.fresh(f"{module.split('.')[0]}_{name}")
+            self.taken.add(local)
+            self.local[qname] = local
+            self.new_imports[qname] = (module, name, None if local == name else local)
+        return self.local[qname]
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str = PAPER,
+               save_original_names: bool = False) -> Plan:
+    if rule.detect_only:
+        raise Unsafe("the rule is detect-only")
+    planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)
+    planner.init_part()
+    planner.forward_part()
+    return planner.plan
+
+
+class _Planner:
+    def __init__(self, match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str,
+                 save_original_names: bool):
+        self.match, self.rule, self.ctx, self.namer, self.kernels = match, rule, ctx, namer, kernels
+        self.save_original_names = save_original_names
+        self.plan = Plan()
+        self.ctors = {c["var"]: c for c in match.ctors}
+        self.source_type = {p.output: p.callee for p in rule.init_source}
+        self.members: dict[str, str] = {}  # target variable -> new attribute name
+
+    # --- names -----------------------------------------------------------------
+    def qualified(self, qname: str) -> cst.BaseExpression:
+        qname = kernel_for(qname, self.kernels)
+        self.plan.imports.add(qname)
+        return cst.Name(self.namer.imported(qname))
+
+    def callee(self, callee: str) -> cst.BaseExpression:
+        return self.object(callee) if callee.startswith("$") else self.qualified(callee)
+
+    def object(self, var: str) -> cst.BaseExpression:
+        if var in self.members:
+            return cst.parse_expression(f"self.{self.members[var]}")
+        text = self.ctors[var]["object"]
+        if "*" in text or "?" in text:
+            raise Unsafe(f"{var} is {text}, not one attribute")
+        return cst.parse_expression(text)
+
+    # --- init ------------------------------------------------------------------
+    def ctor_call(self, var: str) -> cst.Call:
+        site = self.ctors[var]
+        if site["sequential"]:
+            raise Unsafe(f"{site['object']} is built inside nn.Sequential; such layers are not rewritten yet")
+        node = self.ctx.nodes.get(self.ctx.key("Call", site["span"]))
+        if not isinstance(node, cst.Call):
+            raise Unsafe(f"the construction of {site['object']} at line {site['span'][0]} is not a call")
+        return node
+
+    def init_part(self) -> None:
+        target_vars = {t.output for t in self.rule.init_target}
+        passed_on = {i.arg.var for t in self.rule.init_target + self.rule.forward_target for i in t.inputs if i.arg.var}
+        passed_on |= {t.callee for t in self.rule.forward_target if t.callee and t.callee.startswith("$")}
+        new = [t for t in self.rule.init_target if t.output not in self.ctors]
+        for t in new:
+            self.members[t.output] = self.namer.fresh(snake(t.callee.rsplit(".", 1)[-1]))
+        for t in self.rule.init_target:
+            if t.output in self.ctors:
+                self.modify_ctor(t)
+        renamed = self.add_members(new)
+        for var in self.ctors:
+            if var not in target_vars and var not in passed_on and not self.remove_ctor(var) and var in renamed:
+                raise Unsafe(f"{self.ctors[var]['object']} is used elsewhere (line "
+                             f"{self.ctors[var]['other_uses'][0][0] if self.ctors[var]['other_uses'] else '?'}), "
+                             "so its parameters cannot move into the kernel")
+
+    def modify_ctor(self, target: PatternNode) -> None:
+        var = target.output
+        changes_type = target.callee != self.source_type[var]
+        keywords = []
+        for item in target.inputs:
+            if isinstance(item.position, int) or item.arg.const is None:
+                raise Unsafe("a target construction may only set keyword constants")
+            keywords.append((item.position, item.arg.const))
+        if not changes_type and not keywords:
+            return
+        self.ctor_call(var)  # refuses a construction it cannot edit (inside nn.Sequential, not a call)
+        func = self.qualified(target.callee) if changes_type else None
+
+        def edit(node: cst.Call) -> cst.Call:
+            args = list(node.args)
+            for keyword, value in keywords:
+                arg = cst.Arg(cst.parse_expression(value), keyword=cst.Name(keyword))
+                at = [i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == keyword]
+                if at:
+                    args[at[0]] = args[at[0]].with_changes(value=arg.value)
+                else:
+                    if args:
+                        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    args.append(arg)
+            return node.with_changes(func=func or node.func, args=args)
+
+        self.plan.edits.at(self.ctx.key("Call", self.ctors[var]["span"])).fns.append(edit)
+
+    def remove_ctor(self, var: str) -> bool:
+        """Remove `self.x = Ctor(...)` when nothing but the match calls `self.x`; False if kept."""
+        site = self.ctors[var]
+        if site["other_uses"] or site["sequential"]:
+            return False
+        line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", site["stmt"]))
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return False
+        small = line.body[0]
+        ctor = self.ctx.nodes.get(self.ctx.key("Call", site["span"])) or self.ctx.nodes.get(self.ctx.key("Subscript", site["span"]))
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or small.value is not ctor:
+            return False
+        block, _ = self.ctx.position(line)
+        if len(block.body) == 1:  # the block would be empty
+            return False
+        self.plan.edits.at(self.ctx.key_of[id(line)]).remove = True
+        return True
+
+    def add_members(self, new: list[PatternNode]) -> set[str]:
+        """Add the new constructions; the source variables whose parameters they take over."""
+        renamed: set[str] = set()
+        if not new:
+            return renamed
+        sites = list(self.ctors.values())
+        if not sites:
+            raise Unsafe("a new member needs the constructions it replaces")
+        if len({(s["class"], s["function"]) for s in sites}) > 1:
+            raise Unsafe("the constructions are in different methods")
+        for s in sites:
+            if s["sequential"]:
+                raise Unsafe(f"{s['object']} is built inside nn.Sequential; such layers are not rewritten yet")
+        last = max(sites, key=lambda s: tuple(s["stmt"][:2]))
+        line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", last["stmt"]))
+        if not isinstance(line, cst.SimpleStatementLine):
+            raise Unsafe(f"the construction at line {last['stmt'][0]} shares its line with other statements")
+        after = self.plan.edits.at(self.ctx.key_of[id(line)]).after
+        for target in new:
+            name = self.members[target.output]
+            arguments, renames = self.member_arguments(target, name)
+            kernel = code(self.qualified(target.callee))
+            after.append(cst.parse_statement(f"self.{name} = {kernel}({arguments})\n"))
+            if renames:
+                hook = code(self.qualified(KERNEL_HELPERS))
+                save = ", save_original=True" if self.save_original_names else ""
+                after.append(cst.parse_statement(f"{hook}(self, {renames!r}{save})\n"))
+                renamed |= {var for var in self.ctors
+                            if any(old.startswith(self.ctors[var]["object"][len("self."):] + ".") for old in renames)}
+        return renamed
+
+    def member_arguments(self, target: PatternNode, name: str) -> tuple[str, dict[str, str]]:
+        adapter = CTOR_ADAPTERS.get(target.callee)
+        if adapter is not None:
+            made = adapter({self.source_type[v]: Construction(self.ctor_call(v), self.ctors[v]["object"])
+                            for v in self.ctors}, name)
+            return made.arguments, made.renames
+        parts = []
+        for item in target.inputs:
+            value = code(self.object(item.arg.var)) if item.arg.var else item.arg.const or item.arg.code
+            parts.append(value if isinstance(item.position, int) else f"{item.position}={value}")
+        return ", ".join(parts), {}
+
+    # --- forward ---------------------------------------------------------------
+    def forward_part(self) -> None:
+        source, target = self.rule.forward_source, self.rule.forward_target
+        if not target:
+            return
+        if self.rule.fallback == "eager":
+            if len(target) != 1 or target[0].output != source[-1].output:
+                raise Unsafe("`fallback: eager` needs a one-node target with the last node's output")
+            plan_guarded(self, target[0])
+        elif len(target) == len(source) and all(t.output == s.output for s, t in zip(source, target)):
+            for i, (s, t) in enumerate(zip(source, target)):
+                if s.callee != t.callee or s.inputs != t.inputs:
+                    self.substitute(i, t)
+        elif len(target) == 1 and target[0].output == source[-1].output:
+            self.fuse(target[0])
+        else:
+            raise Unsafe("this shape of forward target is not supported by the rewriter")
+
+    def node_call(self, i: int) -> cst.Call:
+        site = self.match.nodes[i]
+        if site["sequential"]:
+            raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
+        node = self.ctx.nodes.get(self.ctx.key("Call", site["span"]))
+        if not isinstance(node, cst.Call):
+            raise Unsafe(f"the node at line {site['span'][0]} is not a call")
+        return node
+
+    def substitute(self, i: int, target: PatternNode) -> None:
+        original = self.node_call(i)
+        func = self.callee(target.callee)
+        adapter = CALL_ADAPTERS.get(target.callee)
+        if adapter is None and target.inputs != self.rule.forward_source[i].inputs:
+            raise Unsafe("a substituted node with other inputs needs a kernel adapter")
+        if adapter is not None:
+            adapter(original)  # refuses here, before any edit, if the arguments do not fit
+
+        def edit(node: cst.Call) -> cst.Call:
+            return node.with_changes(func=func, args=adapter(node) if adapter else node.args)
+
+        self.plan.edits.at(self.ctx.key("Call", self.match.nodes[i]["span"])).fns.append(edit)
+
+    def fuse(self, target: PatternNode) -> None:
+        source, sites = self.rule.forward_source, self.match.nodes
+        if self.match.eager_when:  # the folded statements' values are still read on some paths
+            when = " and ".join(f"{'' if l['holds'] else 'not '}{l['condition']}" for l in self.match.eager_when[0])
+            raise Unsafe(f"a value the fusion removes is also read when {when}; the rule has no `fallback: eager`")
+        last = sites[-1]
+        for site in sites:
+            if site["sequential"]:
+                raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
+            if (site["class"], site["function"]) != (last["class"], last["function"]):
+                raise Unsafe(f"the match spans {site['function']} and {last['function']}; "
+                             "nodes in a helper method are not rewritten")
+        captured: dict[tuple[int, int | str], cst.BaseExpression] = {}
+        external: dict[str, tuple[int, int | str]] = {}
+        produced = {s.output for s in source}
+        for i, s in enumerate(source):
+            for item in s.inputs:
+                if item.arg.var and item.arg.var not in produced:
+                    external.setdefault(item.arg.var, (i, item.position))
+        last_line = self.ctx.statement_line(last["stmt"], "the last node's statement")
+        moved: list[cst.SimpleStatementLine] = []
+        spans = [site["span"] for site in sites]
+        for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
+            # Nested in another matched node (the last, or a folded statement's value,
+            # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
+            if any(inside(site["span"], other) for other in spans):
+                self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
+                continue
+            line = self.ctx.statement_line(site["stmt"], f"node {i + 1}'s statement")
+            small = line.body[0]
+            call = self.ctx.nodes.get(self.ctx.key("Call", site["span"]))
+            if (s.kind != "layer" or len(line.body) != 1 or not isinstance(small, cst.Assign)
+                    or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name)
+                    or small.value is not call):
+                raise Unsafe(f"line {site['span'][0]} is not `name = layer(...)`, so it cannot be folded away")
+            edit = self.plan.edits.at(self.ctx.key_of[id(line)])
+            edit.fns.append(_statement_capturer(i, s, captured))
+            edit.remove = True
+            moved.append(line)
+        self.check_adjacent(moved + [last_line])
+        func = self.callee(target.callee)
+        last_pattern, n = source[-1], len(source) - 1
+
+        def input_value(var: str) -> cst.BaseExpression:
+            if var not in external or external[var] not in captured:
+                raise Unsafe(f"{var} is not an input of the matched nodes")
+            return captured[external[var]]
+
+        def replace(node: cst.Call | cst.BinaryOperation) -> cst.Call:
+            _capture(n, last_pattern, node, captured)
+            args = self.target_args(target, input_value)
+            if isinstance(node, cst.BinaryOperation):  # a call needs no parentheses of its own
+                return cst.Call(func=func, args=args)
+            return cst.Call(func=func, args=args, lpar=node.lpar, rpar=node.rpar)
+
+        self.plan.edits.at(self.expression_key(last_pattern, last, "the last node")).fns.append(replace)
+
+    def target_args(self, target: PatternNode, input_value) -> list[cst.Arg]:
+        """The arguments of a one-node target: constructed objects, `input_value(var)` for an
+        input of the matched nodes, constants and source text as written."""
+        args = []
+        for item in target.inputs:
+            var = item.arg.var
+            if var and (var in self.members or var in self.ctors):
+                value = self.object(var)
+            elif var:
+                value = input_value(var)
+            else:
+                value = cst.parse_expression(item.arg.const or item.arg.code)
+            if isinstance(item.position, int):
+                args.append(cst.Arg(value))
+            else:
+                args.append(cst.Arg(value, keyword=cst.Name(item.position), equal=_TIGHT_EQUAL))
+        return args
+
+    def expression_key(self, pattern: PatternNode, site: dict, what: str) -> tuple:
+        """The edit key of a matched node's call or binary operation (refused when it is neither)."""
+        kind = _CST_KIND.get(pattern.kind)
+        if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site["span"])) is None:
+            raise Unsafe(f"{what} of the match is not a call or a binary operation")
+        return self.ctx.key(kind, site["span"])
+
+    def check_adjacent(self, lines: list[cst.SimpleStatementLine]) -> None:
+        """Each folded statement comes straight before the next; the last may be the first
+        statement of a branch of the `if` right after it, which then gets the other path."""
+        for a, b in zip(lines, lines[1:]):
+            block_a, index_a = self.ctx.position(a)
+            block_b, index_b = self.ctx.position(b)
+            if block_a is block_b and index_b == index_a + 1:
+                continue
+            branch = self.ctx.branch_of.get(id(block_b))
+            if b is lines[-1] and branch is not None and index_b == 0:
+                if_node, which = branch
+                if self.ctx.position(if_node) == (block_a, index_a + 1):
+                    self.scope(lines[:-1], if_node, which)
+                    return
+            raise Unsafe(f"statements between line {self.ctx.line(a)} and line {self.ctx.line(b)}: "
+                         "only adjacent statements (or an `if` right after) are folded")
+
+    def scope(self, moved: list[cst.SimpleStatementLine], if_node: cst.If, which: str) -> None:
+        assigned = {line.body[0].targets[0].target.value for line in moved}
+        test = code(if_node.test)
+        if any(re.search(rf"\b{re.escape(name)}\b", test) for name in assigned):
+            raise Unsafe("the `if` reads what the folded statement assigns")
+        if which == "body" and isinstance(if_node.orelse, cst.If):
+            raise Unsafe("the other path is an `elif`; not rewritten")
+
+        moved = [line.with_changes(leading_lines=[]) for line in moved]
+
+        def edit(node: cst.If) -> cst.If:
+            if which == "orelse":
+                return node.with_changes(body=node.body.with_changes(body=[*moved, *node.body.body]))
+            if node.orelse is None:
+                return node.with_changes(orelse=cst.Else(body=cst.IndentedBlock(body=list(moved))))
+            block = node.orelse.body
+            return node.with_changes(orelse=node.orelse.with_changes(body=block.with_changes(body=[*moved, *block.body])))
+
+        self.plan.edits.at(self.ctx.key_of[id(if_node)]).fns.append(edit)
+
+
+# The libcst node of each kind of pattern node, and the prefix of tensor-method node types.
+_CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
+TENSOR_METHOD = "torch.Tensor."
+_TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:
+    method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
+    for item in pattern.inputs:
+        captured[(i, item.position)] = _input(node, item, method)
+
+
+def _input(node: cst.CSTNode, item: Input, method: bool = False) -> cst.BaseExpression:
+    if isinstance(node, cst.BinaryOperation):
+        return node.left if item.position == 0 else node.right
+    assert isinstance(node, cst.Call)
+    if method and isinstance(item.position, int):  # `x.pow(2)` is `torch.Tensor.pow(x, 2)`
+        if not isinstance(node.func, cst.Attribute):
+            raise Unsafe(f"`{code(node)}` is not a method call")
+        if item.position == 0:
+            return node.func.value
+        item = dataclasses.replace(item, position=item.position - 1)
+    if isinstance(item.position, str):
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == item.position:
+                return a.value
+        raise Unsafe(f"no argument {item.position}= in `{code(node)}`")
+    positional = [a for a in node.args if a.keyword is None]
+    if any(a.star for a in node.args) or item.position >= len(positional):
+        raise Unsafe(f"argument {item.position + 1} of `{code(node)}` is not a plain positional argument")
+    return positional[item.position].value
+
+
+def _capturer(i: int, pattern: PatternNode, captured: dict):
+    def edit(node):
+        _capture(i, pattern, node, captured)
+        return node
+    return edit
+
+
+def _statement_capturer(i: int, pattern: PatternNode, captured: dict):
+    def edit(line: cst.SimpleStatementLine):
+        _capture(i, pattern, line.body[0].value, captured)
+        return line
+    return edit

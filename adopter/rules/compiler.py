@@ -1,0 +1,267 @@
+"""Compile a parsed rule into Datalog: the rule's candidates (checked by one program for all rules).
+
+For a forward pattern of k nodes the generated program has
+  `cand(m("<id>", Root, (X1..Xk,), (C1..Cm,)))`  nodes of the right types, connected by
+                        data flow as the pattern's variables say, with constructors C1..Cm
+                        matching the init pattern; found node by node through
+                        `cand_part("<id>", I, Root, ...)`, the partial candidates of nodes 1..I;
+  `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern;
+  `pattern_type(Type)` (or `pattern_any`)  the node types it names, for adopter/datalog/match/support.lp.
+One program for all rules (`adopter/datalog/match/checks.lp`) keeps the candidates whose nodes
+can share one path and whose intermediate values nothing else reads, as `match_node` etc.
+Every question is answered by the analyses' relations (`adopter/datalog/`); this module only
+writes the rule body. (A candidate check written out per rule, as it once was, made
+grounding cost ~5-20 ms per rule and file before any fact was read.)
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import re
+from dataclasses import dataclass
+
+from adopter.rules.model import Input, Rule
+
+
+def q(text: str) -> str:
+    """`text` as a clingo string term: the only way rule text reaches a program."""
+    if "\0" in text:
+        raise ValueError("clingo strings cannot hold a NUL character")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+@dataclass
+class _Var:
+    """Where a `$variable` is bound: a node's output, a constructor, or an input."""
+
+    producer: int | None = None        # index of the forward node whose output it is
+    ctor: int | None = None            # index of the init node it names
+    uses: list = None                  # (node index, Input) of forward inputs
+    init_uses: list = None             # (init index, Input) of init inputs
+
+
+def compile_rule(rule: Rule) -> str:
+    """The Datalog program (text) finding one rule's candidates (`cand`) and its pattern facts."""
+    name = rule.id
+    fwd, init = rule.forward_source, rule.init_source
+    xs = [f"X{i + 1}" for i in range(len(fwd))]
+    cs = [f"C{j + 1}" for j in range(len(init))]
+    ctor_index = {node.output: j for j, node in enumerate(init)}
+    variables: dict[str, _Var] = {}
+
+    def var(v: str) -> _Var:
+        return variables.setdefault(v, _Var(uses=[], init_uses=[]))
+
+    for i, node in enumerate(fwd):
+        if node.output:
+            var(node.output).producer = i
+        for item in node.inputs:
+            if item.arg.var:
+                var(item.arg.var).uses.append((i, item))
+    for j, node in enumerate(init):
+        var(node.output).ctor = j
+        for item in node.inputs:
+            if item.arg.var:
+                var(item.arg.var).init_uses.append((j, item))
+
+    body = []
+    types = []  # the node types the pattern names (adopter/datalog/match/support.lp computes inputs, keys... for those)
+    for i, node in enumerate(fwd):
+        x = xs[i]
+        body.append(f"rule_node_at({x}, R, K{i + 1})")  # a node of a rule root, and its key (support.lp)
+        if rule.scope == "methods":  # the paper's scope: module-level functions are shared code, left alone
+            body.append(f"not function_node({x})")
+        if node.kind == "layer" and node.callee.startswith("$"):
+            j = ctor_index[node.callee]
+            body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
+            types.append(init[j].callee)  # the layer's type is its constructor's
+        elif node.kind == "layer":
+            body += [f"node_type({x}, {q(node.callee)})", f"not node_kind({x}, op)"]
+            types.append(node.callee)
+        elif node.kind in ("binary", "unary"):
+            body += [f"node_kind({x}, op)", f"node_type({x}, {q(node.op)})"]
+            types.append(node.op)
+            if node.kind == "unary":
+                body.append(f"not node_input({x}, 1, _, _)")
+        else:  # a wildcard: any node
+            types.append(None)
+        for item in node.inputs:
+            body += _input_literals(x, item, variables, xs)
+    for j, node in enumerate(init):
+        c = cs[j]
+        body.append(f"value_type({c}, {q(node.callee)})")
+        for k, item in enumerate(node.inputs):
+            pos = _pos(item)
+            if item.arg.const is not None or item.arg.code is not None:
+                literal = (f"ctor_const({c}, {pos}, {q(item.arg.const)})" if item.arg.const is not None
+                           else f"ctor_text({c}, {pos}, {q(item.arg.code)})")
+                body.append(f"not {literal}" if item.negated else literal)
+            else:
+                body.append(f"ctor_arg({c}, {pos}, _Arg{j + 1}_{k + 1})")  # named, not `_` (adopter/datalog/main.lp says why)
+    # one external variable used several times: all uses hold the same value
+    for v, info in variables.items():
+        if info.producer is None and info.ctor is None:
+            uses = info.uses
+            for (i1, a), (i2, b) in zip(uses, uses[1:]):
+                body.append(f"input_value({xs[i1]}, {_pos(a)}, V_{v[1:]})")
+                body.append(f"input_value({xs[i2]}, {_pos(b)}, V_{v[1:]})")
+            if info.init_uses and uses:
+                (i1, a), (j1, b) = uses[0], info.init_uses[0]
+                body += [f"input_text({xs[i1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j1]}, {_pos(b)}, T_{v[1:]})"]
+            for (j1, a), (j2, b) in zip(info.init_uses, info.init_uses[1:]):
+                body += [f"ctor_text({cs[j1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j2]}, {_pos(b)}, T_{v[1:]})"]
+    # `;` is a sequence: the nodes run in the pattern's order. A node has one key (node_key
+    # in adopter/datalog/match/support.lp is a function of the node's site), so K1 < K2 < ... also
+    # makes the nodes distinct: no `Xi != Xj` literals, which grew with the square of the
+    # pattern's length. Constructors have no order: two `init:` nodes are two objects.
+    for k in range(len(xs) - 1):
+        body.append(f"K{k + 1} < K{k + 2}")
+    body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
+
+    # A candidate is one term, m(Rule, Root, Nodes, Ctors); the checks every candidate goes
+    # through (feasibility, reads of intermediate values, guarded fallbacks) are the same for
+    # all rules and live in adopter/datalog/match/checks.lp, fed by the facts below.
+    nodes, ctors = f"({', '.join(xs)},)", f"({', '.join(cs)},)" if cs else "()"
+    term = f"m({q(name)}, R, {nodes}, {ctors})"
+    # (no path in this comment: a path is user text, and a newline in it would end the comment)
+    lines = [f"% rule {q(name)}, generated by adopter/rules/compiler.py; checks: adopter/datalog/match/checks.lp",
+             *_chained(name, body, xs, cs, f"cand({term})")]
+    # pattern_edge(Rule, I, J): node J reads node I's output (the values the fusion hides)
+    for v, info in variables.items():
+        if info.producer is not None:
+            lines += [f"pattern_edge({q(name)}, {info.producer}, {i})." for i in sorted({i for i, _ in info.uses})]
+    lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in types})
+    if rule.guards == "equal":  # every node runs exactly when the others do
+        lines.append(f"guards_equal({q(name)}).")
+    if rule.fallback == "eager":
+        lines.append(f"fallback_eager({q(name)}).")
+    return "\n".join(lines) + "\n"
+
+
+def _pos(item: Input) -> str:
+    return str(item.position) if isinstance(item.position, int) else q(item.position)
+
+
+def _input_literals(x: str, item: Input, variables: dict, xs: list[str]) -> list[str]:
+    pos = _pos(item)
+    if item.arg.const is not None or item.arg.code is not None:
+        literal = (f"input_const({x}, {pos}, {q(item.arg.const)})" if item.arg.const is not None
+                   else f"input_text({x}, {pos}, {q(item.arg.code)})")
+        return [f"not {literal}" if item.negated else literal]
+    info = variables[item.arg.var]
+    if info.producer is not None:
+        return [f"input_from({x}, {pos}, {xs[info.producer]})"]
+    return [f"has_input({x}, {pos})"]
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_VARIABLE = re.compile(r"\b[A-Z][A-Za-z0-9_]*")
+
+
+def _variables(literal: str) -> list[str]:
+    return _VARIABLE.findall(_STRING.sub("", literal))
+
+
+def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str) -> list[str]:
+    """The candidate rule as a chain of rules, one per pattern node: step k joins the
+    partial candidates of step k-1 with node k's literals (and those that need it).
+
+    Why not one rule: clingo orders a body by guessing literal sizes, which costs time
+    quadratic in its length for every file (the longest rule had 122 literals; ordering
+    bodies was 44% of grounding a file with no facts, mostly these), and its guesses could
+    start anywhere in the pattern; a chain follows the pattern's order, with at most a
+    node's literals per rule.
+
+    Every literal's variables are read once, and each step is computed from the literals
+    that hold a variable: the time grows with the body's length, not with its square.
+    """
+    body = list(dict.fromkeys(body))  # pairwise literals (keys, equal values) name a middle node twice
+    names = [_variables(lit) for lit in body]
+    # the step at which each node (Xk: step k) and constructor (with its node's `ctor`
+    # literal, else the last step) is bound
+    step = {x: k + 1 for k, x in enumerate(xs)}
+    last = len(xs)
+    ctors, anchored = set(cs), {}
+    for lit, variables in zip(body, names):
+        if lit.startswith("ctor("):
+            node = max(step[v] for v in variables if v in step)
+            for v in variables:
+                if v in ctors:
+                    anchored[v] = min(anchored.get(v, node), node)
+    for c in cs:
+        step[c] = anchored.get(c, last)
+    positive = [not lit.startswith("not ") and not re.search(r"[<>=]", _STRING.sub("", lit)) for lit in body]
+    at = [max([step.get(v, 0) for v in variables] + [1]) for variables in names]
+    free = [[v for v in variables if v not in step] for variables in names]
+    _wait_for_bindings(at, free, positive, last)
+    # a variable is carried from step k to k+1 while a later step's literal holds it; the
+    # nodes and constructors are carried to the head. `carried` stays sorted (R first) as
+    # variables join and leave it, so a step costs what its own literals and its
+    # `cand_part` terms cost.
+    last_use: dict[str, int] = dict.fromkeys(xs, last + 1) | dict.fromkeys(cs, last + 1) | {"R": 1}
+    own: list[list[int]] = [[] for _ in range(last + 1)]
+    for i, variables in enumerate(names):
+        own[at[i]].append(i)
+        for v in variables:
+            last_use[v] = max(last_use[v], at[i]) if v in last_use else at[i]
+    leaving: dict[int, list[str]] = {}
+    for v, k in last_use.items():
+        leaving.setdefault(k, []).append(v)
+    rules, carried, holding = [], ["R"], {"R"}
+    for k in range(1, last + 1):
+        previous = [f'cand_part({q(name)}, {k - 1}, {", ".join(carried)})'] if k > 1 else []
+        for v in leaving.get(k, ()):
+            if v in holding:
+                holding.remove(v)
+                del carried[bisect.bisect_left(carried, _root_first(v), key=_root_first)]
+        for i in own[k]:
+            for v in names[i]:
+                if v not in holding and last_use[v] > k:
+                    holding.add(v)
+                    bisect.insort(carried, v, key=_root_first)
+        target = head if k == last else f'cand_part({q(name)}, {k}, {", ".join(carried)})'
+        rules.append(f"{target} :- {', '.join(previous + [body[i] for i in own[k]])}.")
+    return rules
+
+
+def _root_first(variable: str) -> tuple[bool, str]:
+    return variable != "R", variable
+
+
+def _wait_for_bindings(at: list[int], free: list[list[str]], positive: list[bool], last: int) -> None:
+    """Move literals to later steps (in place) until each one's variables are bound.
+
+    A variable other than a node or constructor is bound at the earliest step of a positive
+    literal holding it (at most the last step); a literal using it waits for that step.
+    Steps only grow, so this ends; only the literals of a variable whose step moved are
+    looked at again.
+    """
+    users: dict[str, list[int]] = {}
+    binders: dict[str, list[tuple[int, int]]] = {}  # a heap of (step, literal); stale entries are skipped
+    for i, variables in enumerate(free):
+        for v in variables:
+            users.setdefault(v, []).append(i)
+            if positive[i]:
+                binders.setdefault(v, []).append((at[i], i))
+    bound_at: dict[str, int] = {}
+    for v, heap in binders.items():
+        heapq.heapify(heap)
+        bound_at[v] = min(last, heap[0][0])
+    pending = list(range(len(at)))
+    while pending:
+        i = pending.pop()
+        wait = max([bound_at.get(v, 0) for v in free[i]] + [at[i]])
+        if wait == at[i]:
+            continue
+        at[i] = wait
+        if not positive[i]:
+            continue
+        for v in free[i]:
+            heap = binders[v]
+            heapq.heappush(heap, (wait, i))
+            while heap[0][0] != at[heap[0][1]]:
+                heapq.heappop(heap)
+            if min(last, heap[0][0]) != bound_at[v]:
+                bound_at[v] = min(last, heap[0][0])
+                pending += users[v]

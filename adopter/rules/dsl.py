@@ -1,0 +1,165 @@
+"""Parse `.adopt` rule files into `Rule` values, with `file:line:col` errors.
+
+Rules are data: the parser builds the dataclasses of adopter/rules/model.py and never evaluates Python.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import lark
+
+from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.rules.model import Arg, Input, PatternNode, Rule
+from adopter.rules.typecheck import check_types, named_types
+
+_GRAMMAR = (Path(__file__).resolve().parent / "grammar.lark").read_text()
+# No `cache=True`: lark would load its parse tables from a pickle at a predictable name in
+# the shared temp folder, which any local user can plant. Building them costs ~50 ms, paid
+# only when a rule is parsed: parsed rules are cached (adopter/rules/registry.py), as JSON.
+_PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True)
+
+
+_RULE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _error(path: str, line: int | None, col: int | None, message: str) -> AdopterError:
+    return AdopterError(Diagnostic(path, line, col, message))
+
+
+def _constant(tree: lark.Tree) -> str:
+    token = tree.children[0]
+    if token.type == "SIGNED_NUMBER":
+        text = str(token)
+        return repr(float(text)) if any(c in text for c in ".eE") else repr(int(text))
+    if token.type == "STRING":
+        return repr(str(token)[1:-1])
+    return str(token)  # True / False / None
+
+
+def _arg(tree) -> Arg:
+    if isinstance(tree, lark.Token) and tree.type == "CODE":
+        return Arg(code=" ".join(str(tree)[1:-1].split()))
+    if isinstance(tree, lark.Token):  # VAR
+        return Arg(var=str(tree))
+    return Arg(const=_constant(tree))
+
+
+def _input(position: int | str, tree, negated: bool = False) -> Input:
+    """An input, with where its argument is written (a token, or a constant's tree)."""
+    line, col = (tree.line, tree.column) if isinstance(tree, lark.Token) else (tree.meta.line, tree.meta.column)
+    return Input(position, _arg(tree), negated=negated, line=line, col=col)
+
+
+def _node(tree: lark.Tree) -> PatternNode:
+    line, col = tree.meta.line, tree.meta.column
+    if tree.data == "wildcard":
+        return PatternNode("wildcard", line=line, col=col)
+    out = tree.children[-1]
+    at = {"line": line, "col": col, "output_line": out.line, "output_col": out.column}
+    if tree.data == "layer":
+        callee, *inputs, _ = tree.children
+        parsed, index = [], 0
+        for item in inputs:
+            if item is None:
+                continue
+            if item.data == "positional":
+                parsed.append(_input(index, item.children[0]))
+                index += 1
+            else:
+                name, value = item.children
+                parsed.append(_input(str(name), value, negated=item.data == "keyword_not"))
+        return PatternNode("layer", callee=str(callee.children[0]), inputs=tuple(parsed), output=str(out), **at)
+    if tree.data == "binary":
+        left, op, right, _ = tree.children
+        return PatternNode("binary", op=str(op), inputs=(_input(0, left), _input(1, right)), output=str(out), **at)
+    op, operand, _ = tree.children
+    return PatternNode("unary", op=str(op), inputs=(_input(0, operand),), output=str(out), **at)
+
+
+def _side(tree: lark.Tree) -> list[PatternNode]:
+    return [] if tree.data == "empty" else [_node(child) for child in tree.children]
+
+
+def parse_rule(text: str, path: str) -> Rule:
+    """Parse one rule file's text; raise `AdopterError` (file:line:col) when malformed."""
+    if "\0" in text:
+        before = text[: text.index("\0")]
+        raise _error(path, before.count("\n") + 1, len(before) - before.rfind("\n"), "a rule cannot hold a NUL character")
+    try:
+        tree = _PARSER.parse(text)
+    except lark.exceptions.UnexpectedInput as error:
+        token = getattr(error, "token", None)
+        if isinstance(error, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
+            found = "unexpected end of input"
+        else:
+            found = f"unexpected {str(token)!r}" if token is not None and str(token) else "unexpected input"
+        expected = sorted(getattr(error, "expected", None) or getattr(error, "allowed", None) or [])
+        hint = f"; expected one of {', '.join(expected[:8])}" if expected else ""
+        raise _error(path, error.line, error.column, f"{found}{hint}") from None
+    doc = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("#"))
+    rule = Rule(id=Path(path).stem, path=path, doc=doc)
+    seen: set[str] = set()
+    externs: list[lark.Token] = []
+    for item in tree.children:
+        key = str(item.children[0])
+        if key in seen:
+            raise _error(path, item.meta.line, item.meta.column, f"duplicate `{key}:`")
+        seen.add(key)
+        if item.data == "setting":
+            setattr(rule, key if key != "rule" else "id", str(item.children[1]))
+        elif item.data == "extern":
+            externs = item.children[1:]
+            rule.extern = tuple(str(name) for name in externs)
+        else:
+            source, target = _side(item.children[1]), _side(item.children[2])
+            setattr(rule, f"{key}_source", source)
+            setattr(rule, f"{key}_target", target)
+    _check(rule)
+    check_types(rule)
+    _check_externs(rule, externs)
+    return rule
+
+
+def _check(rule: Rule) -> None:
+    """The settings' values and the parts a rule needs (the patterns' types: adopter/rules/typecheck.py)."""
+    path = rule.path
+    if not _RULE_ID.fullmatch(rule.id):
+        raise _error(path, 1, 1, f"rule id {rule.id!r} must be letters, digits and `_` (it names the rule "
+                                 "everywhere, and its file is `<id>.adopt`)")
+    if rule.id != Path(path).stem:
+        raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
+    if rule.guards not in ("feasible", "equal"):
+        raise _error(path, None, None, f"guards must be `feasible` or `equal`, not {rule.guards!r}")
+    if rule.scope not in ("methods", "functions"):
+        raise _error(path, None, None, f"scope must be `methods` or `functions`, not {rule.scope!r}")
+    if rule.fallback not in ("none", "eager"):
+        raise _error(path, None, None, f"fallback must be `none` or `eager`, not {rule.fallback!r}")
+    if rule.anchor not in ("forward", "init"):
+        raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
+    if not rule.forward_source:
+        raise _error(path, None, None, "a rule needs a non-empty `forward:` source pattern")
+    if rule.anchor == "init" and not rule.init_source:
+        raise _error(path, None, None, "`anchor: init` needs an `init:` source pattern")
+
+
+def _check_externs(rule: Rule, externs: list[lark.Token]) -> None:
+    """An `extern:` name is declared once, and used: a stale one would hide nothing but mislead."""
+    named, listed = named_types(rule), set()
+    for token in externs:
+        name = str(token)
+        if name in listed:
+            raise _error(rule.path, token.line, token.column, f"{name} is listed twice in `extern:`")
+        listed.add(name)
+        if name not in named:
+            raise _error(rule.path, token.line, token.column,
+                         f"extern {name} is not named by the rule's patterns; remove it from `extern:`")
+
+
+def load_rule(path: Path) -> Rule:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise _error(str(path), None, None, f"cannot read rule: {error}") from None
+    return parse_rule(text, str(path))

@@ -1,0 +1,58 @@
+"""What a parsed rule is: plain dataclasses, without the parser, so that rules loaded from
+the cache (adopter/rules/registry.py) need no lark at all (~60 ms of every `adopter` start)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A pattern input: a `$variable`, a constant (its Python repr) or source text."""
+
+    var: str | None = None
+    const: str | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Input:
+    position: int | str  # index among positional inputs, or a keyword
+    arg: Arg
+    negated: bool = False  # `kw!=value`: the call must not pass `kw=value`
+    line: int = 0  # where the argument (`$x`, `-1`, ...) is written
+    col: int = 0
+
+
+@dataclass(frozen=True)
+class PatternNode:
+    kind: str  # "layer" (a call), "binary", "unary" or "wildcard"
+    callee: str | None = None  # a qualified type, or a `$variable` bound by the init part
+    op: str | None = None
+    inputs: tuple[Input, ...] = ()
+    output: str | None = None
+    line: int = 0
+    col: int = 0
+    output_line: int = 0  # where the output `$variable` is written
+    output_col: int = 0
+
+
+@dataclass
+class Rule:
+    id: str
+    path: str
+    anchor: str = "forward"  # which part's first node gives the location's line
+    kernel: str = "paper"
+    guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
+    scope: str = "methods"  # "methods": nodes in forward and its self-helpers; "functions": also in module-level functions they call
+    fallback: str = "none"  # "eager": the rewrite keeps the original under `if <the paths where the match fails>:`
+    extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (adopter/rules/catalogue/) lacks
+    init_source: list[PatternNode] = field(default_factory=list)
+    init_target: list[PatternNode] = field(default_factory=list)
+    forward_source: list[PatternNode] = field(default_factory=list)
+    forward_target: list[PatternNode] = field(default_factory=list)
+    doc: str = ""
+
+    @property
+    def detect_only(self) -> bool:
+        return not self.forward_target and not self.init_target

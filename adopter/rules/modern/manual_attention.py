@@ -1,0 +1,173 @@
+# Fixture for adopter/rules/modern/manual_attention.adopt.
+import math
+
+import torch
+from torch import nn
+
+
+class BertLike(nn.Module):
+    """BERT's shape: probabilities returned when asked for, a head mask, relative scores."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.head_size = config.head_size
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+        self.position_embedding_type = config.position_embedding_type
+
+    def forward(self, query_layer, key_layer, value_layer, attention_mask=None, head_mask=None, output_attentions=False):
+        # match: manual_attention
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+
+        if self.position_embedding_type == "relative_key":
+            attention_scores = attention_scores + query_layer.sum()
+
+        attention_scores = attention_scores / math.sqrt(self.head_size)
+        if attention_mask is not None:
+            attention_scores = attention_scores + attention_mask
+
+        attention_probs = nn.functional.softmax(attention_scores, dim=-1)
+        attention_probs = self.dropout(attention_probs)
+
+        if head_mask is not None:
+            attention_probs = attention_probs * head_mask
+
+        context_layer = torch.matmul(attention_probs, value_layer)
+        outputs = (context_layer, attention_probs) if output_attentions else (context_layer,)
+        return outputs
+
+
+class Plain(nn.Module):
+    """Nothing else reads the probabilities: the guard only checks the mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn_dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask):
+        # match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.attn_dropout(probs)
+        return torch.matmul(probs, v)
+
+
+class ProbabilitiesAlwaysReturned(nn.Module):
+    """The probabilities are returned on every path: nowhere to fuse."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask):
+        # no-match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        return torch.matmul(probs, v), probs
+
+
+class SoftmaxOverAnotherDim(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask):
+        # no-match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-2)
+        probs = self.dropout(probs)
+        return torch.matmul(probs, v)
+
+
+class MaskReassignedInTheRange(nn.Module):
+    """The guard would test `mask` before the range reassigns it: found, not rewritten."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask, output_attentions=False):
+        # match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        mask = mask.float()
+        scores = scores / 8.0
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        out = torch.matmul(probs, v)
+        if output_attentions and mask is not None:
+            return out, probs
+        return (out,)
+
+
+class ProbabilitiesReturnedWhenAsked(nn.Module):
+    """An `if` statement, not a conditional expression, asks for the probabilities."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask, output_attentions=False):
+        # match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        out = torch.matmul(probs, v)
+        if output_attentions:
+            return out, probs
+        return (out,)
+
+
+class NoDropout(nn.Module):
+    def forward(self, q, k, v, mask):
+        # no-match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        return torch.matmul(probs, v)
+
+
+class ScaledByAProduct(nn.Module):
+    """`scores * scale` is another shape (a rule of its own could take it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask):
+        # no-match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores * 0.125
+        scores = scores + mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        return torch.matmul(probs, v)
+
+
+class ScoresReadAfterAnOptionalAdd(nn.Module):
+    """Flava's shape: a second softmax reads the scores, masked or not: found, not rewritten
+    (the fused copy would compute neither)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask=None):
+        # match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / 8.0
+        if mask is not None:
+            scores = scores + mask
+        first = nn.functional.softmax(scores, dim=-1)
+        probs = nn.functional.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        return torch.matmul(probs, v), first.shape

@@ -1,0 +1,69 @@
+# Fixture for adopter/rules/modern/rms_norm.adopt.
+import torch
+from torch import nn
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        # match: rms_norm
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class NoCast(LlamaRMSNorm):
+    def forward(self, x):
+        # match: rms_norm
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
+
+
+class OneExpression(LlamaRMSNorm):
+    def forward(self, x):
+        # match: rms_norm
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5))
+
+
+class UnderAGuard(LlamaRMSNorm):
+    def forward(self, x, normalise: bool):
+        if normalise:
+            # match: rms_norm
+            variance = x.pow(2).mean(-1, keepdim=True)
+            x = x * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * x
+
+
+class Reassigned(LlamaRMSNorm):
+    def forward(self, x, y):
+        # no-match: rms_norm
+        variance = x.pow(2).mean(-1, keepdim=True)
+        x = y
+        return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
+
+
+class LayerNormLike(LlamaRMSNorm):
+    def forward(self, x):
+        # no-match: rms_norm
+        variance = (x - x.mean(-1, keepdim=True)).pow(2).mean(-1, keepdim=True)
+        return x * torch.rsqrt(variance + self.variance_epsilon)
+
+
+class NoKeepdim(LlamaRMSNorm):
+    def forward(self, x):
+        # no-match: rms_norm
+        variance = x.pow(2).mean(-1)
+        return x * torch.rsqrt(variance + self.variance_epsilon)
+
+
+class SqrtDivide(LlamaRMSNorm):
+    def forward(self, x):
+        # no-match: rms_norm
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return x / torch.sqrt(variance + self.variance_epsilon)

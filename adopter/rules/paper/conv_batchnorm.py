@@ -1,0 +1,99 @@
+# Fixture for adopter/rules/paper/conv_batchnorm.adopt.
+from torch import nn
+
+
+class PreActResidual(nn.Module):
+    def __init__(self, use_bn):
+        self.conv1 = nn.Conv2d(1, 1, 1)
+        self.conv2 = nn.Conv2d(1, 1, 1)
+        if use_bn:
+            self.bn1 = nn.BatchNorm2d(1)
+            self.bn2 = nn.BatchNorm2d(1)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        # match: conv_batchnorm
+        x = self.conv1(x)
+        if self.use_bn:
+            x = self.bn1(x)
+        x = self.act(x)
+        # match: conv_batchnorm
+        x = self.conv2(x)
+        if self.use_bn:
+            x = self.bn2(x)
+        return x
+
+
+class NestedConditionalNorm(nn.Module):
+    def __init__(self, apply_norm):
+        self.conv = nn.Conv2d(1, 1, 1)
+        self.norm = nn.BatchNorm2d(1) if apply_norm else nn.Identity()
+
+    def forward(self, x):
+        # match: conv_batchnorm
+        return self.norm(self.conv(x))
+
+
+class InSequential(nn.Module):
+    def __init__(self):
+        self.stem = nn.Sequential(
+            # match: conv_batchnorm
+            nn.Conv2d(1, 1, 1),
+            nn.BatchNorm2d(1),
+            nn.ReLU(),
+            # match: conv_batchnorm
+            nn.Conv2d(1, 1, 1),
+            nn.BatchNorm2d(1),
+        )
+
+    def forward(self, x):
+        return self.stem(x)
+
+
+class ActivationBetween(nn.Module):
+    def __init__(self):
+        self.conv = nn.Conv2d(1, 1, 1)
+        self.act = nn.ReLU()
+        self.bn = nn.BatchNorm2d(1)
+
+    def forward(self, x):
+        # no-match: conv_batchnorm
+        x = self.conv(x)
+        x = self.act(x)
+        return self.bn(x)
+
+
+class OneDimensional(nn.Module):
+    def __init__(self):
+        self.conv = nn.Conv1d(1, 1, 1)
+        self.bn = nn.BatchNorm1d(1)
+
+    def forward(self, x):
+        # no-match: conv_batchnorm
+        return self.bn(self.conv(x))
+
+
+class ConvOutputReused(nn.Module):
+    def __init__(self):
+        self.conv = nn.Conv2d(1, 1, 1)
+        self.bn = nn.BatchNorm2d(1)
+
+    def forward(self, x):
+        # no-match: conv_batchnorm
+        y = self.conv(x)
+        z = self.bn(y)
+        return z + y
+
+
+class ContradictoryGuards(nn.Module):
+    def __init__(self):
+        self.conv = nn.Conv2d(1, 1, 1)
+        self.bn = nn.BatchNorm2d(1)
+
+    def forward(self, x):
+        if self.pre:
+            # no-match: conv_batchnorm
+            x = self.conv(x)
+        if not self.pre:
+            x = self.bn(x)
+        return x
