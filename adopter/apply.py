@@ -12,9 +12,10 @@ from typing import Callable, Iterable
 
 from adopter.atomic import atomic_write_text, refuse_read_only
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
-from adopter.diagnostics import Diagnostic
+from adopter.records import Diagnostic
 from adopter.forks import FORK, Lifeline, Limits
-from adopter.scan import Match, scan
+from adopter.records import Match
+from adopter.scan import scan
 from adopter.sources import decode_source, read_bytes, source_encoding
 from adopter.rules.model import Rule
 

@@ -15,7 +15,7 @@ import typer
 from adopter import analysis
 from adopter.atomic import atomic_write_text
 from adopter.cache import DEFAULT_DIR as CACHE_DIR
-from adopter.diagnostics import AdopterError, Diagnostic, display_path
+from adopter.records import AdopterError, Diagnostic, display_path
 from adopter.forks import Limits
 from adopter.datalog.engine import VARIANTS
 from adopter.fact_tables import read_tables

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from adopter.atomic import TEMP_SUFFIX, new_file_mode, remove_stale
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.records import AdopterError, Diagnostic
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
 

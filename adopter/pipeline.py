@@ -18,11 +18,12 @@ from typing import Callable, Iterable
 import clingo
 
 from adopter.cache import ResultCache, entry_key
-from adopter.diagnostics import Diagnostic
+from adopter.records import Diagnostic
 from adopter.fact_tables import table_text
 from adopter.forks import Limits, Stopped, map_forked
 from adopter.plain import from_plain, to_plain
-from adopter.scan import REPORTED, Match, matches_from_model, rules_program, unmodelled_warnings
+from adopter.records import Match
+from adopter.scan import REPORTED, matches_from_model, rules_program, unmodelled_warnings
 from adopter.sources import decode_source, extract_text, read_bytes
 from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
 from adopter.datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve

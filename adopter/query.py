@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import clingo
 import clingo.ast
 
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.records import AdopterError, Diagnostic
 from adopter.datalog.engine import known_relations, solve, symbol_value
 from adopter.extract.python_facts import FileFacts
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from adopter.diagnostics import Diagnostic
+from adopter.records import Diagnostic
 
 
 @dataclass

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 import clingo
 
 from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
-from adopter.diagnostics import Diagnostic
+from adopter.records import CtorSite, Diagnostic, Literal, Match, NodeSite
 from adopter.forks import Limits
 from adopter.run_report import RunReport
 from adopter.sources import expand_paths
@@ -28,43 +27,6 @@ from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_obj_use", "report_unmodelled"}
-
-
-@dataclass
-class Match:
-    rule: str
-    file: str
-    line: int
-    end_line: int
-    function: str
-    init_lines: list[int]
-    bindings: dict[str, str]
-    path: list[dict]
-    col: int = 0
-    end_col: int = 0
-    class_: str = ""
-    # What the rewriter needs, one entry per pattern node, in pattern order (see `_site`):
-    nodes: list[dict] = field(default_factory=list)
-    ctors: list[dict] = field(default_factory=list)
-    # Where a value the match computes is also read elsewhere: one list of guard literals per
-    # such read, all of which hold when it happens. The match holds on the paths where no
-    # list holds entirely (a guarded rewrite keeps the original code on the others).
-    eager_when: list[list[dict]] = field(default_factory=list)
-    # For `fallback: eager` rules: reads outside the match that may see a removed value on a
-    # path the guard cannot tell (not in the JSON output; the rewriter refuses such a match).
-    merged_reads: int = 0
-
-    def to_json(self) -> dict:
-        """DESIGN.md §5's object. Nested fields are shared, not copied (`asdict` deep-copied
-        them all: most of a warm `scan`); the result is for serialising, not editing."""
-        return {"rule": self.rule, "file": self.file, "class": self.class_, "function": self.function,
-                "line": self.line, "end_line": self.end_line, "init_lines": self.init_lines, "bindings": self.bindings,
-                "path": self.path, "eager_when": self.eager_when, "col": self.col, "end_col": self.end_col,
-                "nodes": self.nodes, "ctors": self.ctors}
-
-    @property
-    def location(self) -> tuple:
-        return (self.rule, self.file, self.class_, self.line)
 
 
 class _Positions:
@@ -87,7 +49,7 @@ class _Positions:
         row = self.expr[expr]
         cls, function = self.owner(expr)
         return {"span": list(row[3:7]), "stmt": list(self.stmt_span.get(row[1], (0, 0, 0, 0))),
-                "function": function, "class": cls}
+                "function": function, "class_": cls}
 
     def owner(self, expr: int) -> tuple[str, str]:
         """(class, function) holding the expression."""
@@ -160,21 +122,11 @@ def unmodelled_warnings(model, facts: FileFacts) -> list[Diagnostic]:
     return warnings
 
 
-def minimal_alternatives(conjunctions) -> list[frozenset]:
-    """Alternatives of a disjunction (each a set of literals that all hold), shortest first
-    (in their order otherwise), without repeats and without one that includes another
-    (`a` already covers `a and b`)."""
-    kept: list[frozenset] = []
-    for conj in sorted(map(frozenset, conjunctions), key=len):
-        if not any(k <= conj for k in kept):
-            kept.append(conj)
-    return kept
-
-
-def _alternatives(reads) -> list[list[dict]]:
-    """One list of literals per read (all hold when it happens), minimal (see above)."""
-    kept = minimal_alternatives(sorted(reads, key=sorted))
-    return [[{"condition": text, "holds": holds} for text, holds in sorted(s)] for s in kept]
+def _alternatives(reads) -> list[list[Literal]]:
+    """One list of literals per read (all hold when it happens), shortest first; the reads
+    another read's literals cover are left out by Datalog (`eager_absorbed`)."""
+    ordered = sorted((sorted(literals) for literals in reads), key=lambda literals: (len(literals), literals))
+    return [[Literal(text, holds) for text, holds in literals] for literals in ordered]
 
 
 def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
@@ -204,15 +156,16 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
     for ctor, pattern in zip(ctors, rule.init_source):
         bindings[pattern.output] = _object_text(objects.get(ctor))
     path_lits = sorted(set().union(*(lits.get(n, set()) for n in nodes)))
-    node_sites = [dict(pos.site(a), var=p.output, sequential=n in seq_ctor)
+    node_sites = [NodeSite(**pos.site(a), var=p.output, sequential=n in seq_ctor)
                   for n, a, p in zip(nodes, anchors, rule.forward_source)]
-    ctor_sites = [dict(pos.site(c), var=p.output, object=bindings[p.output],
-                       sequential=objects.get(c) is not None and objects[c].name == "seq",
-                       other_uses=sorted(pos.span(e)[:2] for e in uses.get(c, ()) if e not in {site.get(n) for n in nodes}))
+    ctor_sites = [CtorSite(**pos.site(c), var=p.output, object=bindings[p.output],
+                           sequential=objects.get(c) is not None and objects[c].name == "seq",
+                           other_uses=[list(use) for use in sorted(pos.span(e)[:2] for e in uses.get(c, ())
+                                                                    if e not in {site.get(n) for n in nodes})])
                   for c, p in zip(ctors, rule.init_source)]
     return Match(rule=rule.id, file=path, line=line, end_line=end_line, function=function,
                  init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
-                 path=[{"condition": text, "holds": holds} for text, holds in path_lits],
+                 path=[Literal(text, holds) for text, holds in path_lits],
                  col=col, end_col=end_col, class_=cls, nodes=node_sites, ctors=ctor_sites)
 
 

@@ -6,8 +6,8 @@ import json
 from pathlib import PurePath
 from urllib.parse import quote
 
-from adopter.diagnostics import Diagnostic, display_path
-from adopter.scan import Match
+from adopter.records import Diagnostic, display_path
+from adopter.records import Match
 from adopter.rules.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -57,7 +57,7 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
                 "artifactLocation": {"uri": file_uri(m.file)},
                 "region": {"startLine": m.line, "startColumn": m.col + 1, "endLine": m.end_line}}}],
             "properties": {"class": m.class_, "function": m.function, "init_lines": m.init_lines,
-                           "bindings": m.bindings, "path": m.path},
+                           "bindings": m.bindings, "path": [literal.to_json() for literal in m.path]},
         })
     invocation = {"executionSuccessful": not any(d.severity == "error" for d in diagnostics),
                   "toolExecutionNotifications": [_notification(d) for d in diagnostics]}

@@ -11,7 +11,7 @@ import os
 import tokenize
 from pathlib import Path
 
-from adopter.diagnostics import Diagnostic
+from adopter.records import Diagnostic
 from adopter.extract.python_facts import FileFacts, extract_source
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # the largest zoo file is ~0.2 MB; beyond this is not model code

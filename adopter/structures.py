@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import clingo
 
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.records import AdopterError, Diagnostic
 from adopter.datalog.engine import Model, solve, symbol_value
 from adopter.extract.python_facts import FileFacts
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from adopter.apply import patch_file, unified_diff
-from adopter.diagnostics import Diagnostic
+from adopter.records import Diagnostic
 from adopter.atomic import atomic_write_text
 from adopter.scan import scan
 from adopter.rewrite.kernel_sets import KERNEL_SETS

@@ -2,7 +2,7 @@
 
 import pytest
 
-from adopter.diagnostics import AdopterError
+from adopter.records import AdopterError
 from adopter.rules.compiler import compile_rule
 from adopter.rules.dsl import parse_rule
 

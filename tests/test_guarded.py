@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import assert_golden
+from adopter.records import Literal
 from adopter.scan import scan
 from adopter.rewrite.conditions import Conditions, decided, simplify
 from adopter.rewrite.patch import patch_source
@@ -17,7 +18,7 @@ PATCHED = ROOT / "tests" / "golden" / "manual_attention.patched.py"  # run again
 
 
 def _conditions(alternatives):
-    return [[(c["condition"], c["holds"]) for c in conj] for conj in alternatives]
+    return [[(c.condition, c.holds) for c in conj] for conj in alternatives]
 
 
 def test_eager_when_lists_each_outside_read_with_its_literals():
@@ -28,7 +29,7 @@ def test_eager_when_lists_each_outside_read_with_its_literals():
     assert [("head_mask is not None", True)] in bert
     assert [("output_attentions", True)] in bert
     assert [('self.position_embedding_type == "relative_key"', True)] in bert
-    assert by_class["BertLike"].path == [{"condition": "attention_mask is not None", "holds": True}]
+    assert by_class["BertLike"].path == [Literal("attention_mask is not None", True)]
     assert _conditions(by_class["ProbabilitiesReturnedWhenAsked"].eager_when) == [[("output_attentions", True)]]
     assert by_class["Plain"].eager_when == [] and by_class["Plain"].merged_reads == 0
     # the first softmax reads the scores with or without the mask: no guard tells that path apart

@@ -5,7 +5,7 @@ Each bad rule is one line of a table with the exact diagnostic the CLI prints.
 
 import pytest
 
-from adopter.diagnostics import AdopterError
+from adopter.records import AdopterError
 from adopter.rules.dsl import parse_rule
 from adopter.rules.registry import bundled_rule_files
 from adopter.rules.typecheck import KINDS, catalogue

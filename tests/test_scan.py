@@ -6,6 +6,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from adopter.cli import app
+from adopter.records import Literal
 from adopter.scan import scan
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.metrics import model_of
@@ -162,7 +163,7 @@ def test_a_location_reached_twice_gives_one_match_whatever_order_clingo_derives_
     reversed_model = Model({name: rows[::-1] for name, rows in model.relations.items()})
     matches, again = matches_from_model(model, facts, rules), matches_from_model(reversed_model, facts, rules)
     assert len(matches) == 1 and [m.__dict__ for m in matches] == [m.__dict__ for m in again]
-    assert matches[0].line == 10 and matches[0].path == [{"condition": "g is None", "holds": True}]
+    assert matches[0].line == 10 and matches[0].path == [Literal("g is None", True)]
 
 
 UNMODELLED = """
@@ -221,4 +222,4 @@ class Out(nn.Module):
                 return out
 """)
     (match,) = scan([str(tmp_path / "m.py")], load_rules(["dropout_layernorm"]), jobs=1).matches
-    assert match.eager_when == [[{"condition": 'match self.mode: case "drop"', "holds": True}]]
+    assert match.eager_when == [[Literal('match self.mode: case "drop"', True)]]

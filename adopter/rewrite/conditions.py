@@ -12,11 +12,21 @@ import ast
 
 import libcst as cst
 
-from adopter.scan import minimal_alternatives
 from adopter.rewrite.adapters import code
 from adopter.rewrite.spans import Unsafe
 
 Literal = tuple[str, bool]  # normalised condition text, whether it holds
+
+
+def minimal_alternatives(conjunctions) -> list[frozenset]:
+    """Alternatives of a disjunction (each a set of literals that all hold), shortest first
+    (in their order otherwise), without repeats and without one that includes another
+    (`a` already covers `a and b`)."""
+    kept: list[frozenset] = []
+    for conj in sorted(map(frozenset, conjunctions), key=len):
+        if not any(k <= conj for k in kept):
+            kept.append(conj)
+    return kept
 
 
 class Conditions:

@@ -40,7 +40,7 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
 
     # when the original must run: a required literal fails, or one read's literals all hold
     eager = [[(text, not holds)] for text, holds in sorted(required)]
-    eager += [[conditions.literal(item["condition"], item["holds"]) for item in read] for read in match.eager_when]
+    eager += [[conditions.literal(item.condition, item.holds) for item in read] for read in match.eager_when]
     alternatives = simplify(eager)
     if alternatives == [[]]:
         raise Unsafe("the original code would run on every path (the guard is always true)")
@@ -99,21 +99,21 @@ def _matched_lines(planner: "_Planner") -> tuple[list, dict[int, cst.SimpleState
     and the index of the last: every statement but the last's is `name = <node>`."""
     ctx, source, sites = planner.ctx, planner.rule.forward_source, planner.match.nodes
     for site in sites:
-        if site["sequential"]:
+        if site.sequential:
             raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
-        if (site["class"], site["function"]) != (sites[-1]["class"], sites[-1]["function"]):
-            raise Unsafe(f"the match spans {site['function']} and {sites[-1]['function']}; "
+        if (site.class_, site.function) != (sites[-1].class_, sites[-1].function):
+            raise Unsafe(f"the match spans {site.function} and {sites[-1].function}; "
                          "nodes in a helper method are not rewritten")
-    spans = [s["span"] for s in sites]
+    spans = [s.span for s in sites]
     expressions = [ctx.nodes.get(planner.expression_key(p, s, f"node {i + 1}")) for i, (p, s) in enumerate(zip(source, sites))]
-    lines = {i: ctx.statement_line(s["stmt"], f"node {i + 1}'s statement") for i, s in enumerate(sites)
-             if not any(inside(s["span"], other) for other in spans)}
+    lines = {i: ctx.statement_line(s.stmt, f"node {i + 1}'s statement") for i, s in enumerate(sites)
+             if not any(inside(s.span, other) for other in spans)}
     final = max(lines)
     for i, line in lines.items():
         small = line.body[0]
         if i != final and (len(line.body) != 1 or not isinstance(small, cst.Assign) or len(small.targets) != 1
                           or not isinstance(small.targets[0].target, cst.Name) or small.value is not expressions[i]):
-            raise Unsafe(f"line {sites[i]['span'][0]} is not `name = <matched node>`, so it cannot be folded away")
+            raise Unsafe(f"line {sites[i].span[0]} is not `name = <matched node>`, so it cannot be folded away")
     return expressions, lines, final
 
 

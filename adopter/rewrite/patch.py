@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from adopter.scan import Match
+from adopter.records import Match
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.kernel_sets import PAPER
 from adopter.rewrite.plan import Namer, Plan, plan_match
@@ -54,7 +54,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
         planned.append((match, plan))
     # the first pass refused these as overlapping the guarded rewrite; so does every later one
     for match, plan in list(planned):
-        if any(first <= site["span"][0] and site["span"][2] <= last
+        if any(first <= site.span[0] and site.span[2] <= last
                for first, last in kept_originals for site in match.nodes):
             planned.remove((match, plan))
             result.refused.append((match, f"{OVERLAPS_FALLBACK} (applied already)"))

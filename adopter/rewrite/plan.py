@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from adopter.scan import Match
+from adopter.records import Match
 from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
@@ -88,7 +88,7 @@ class _Planner:
         self.match, self.rule, self.ctx, self.namer, self.kernels = match, rule, ctx, namer, kernels
         self.save_original_names = save_original_names
         self.plan = Plan()
-        self.ctors = {c["var"]: c for c in match.ctors}
+        self.ctors = {c.var: c for c in match.ctors}
         self.source_type = {p.output: p.callee for p in rule.init_source}
         self.members: dict[str, str] = {}  # target variable -> new attribute name
 
@@ -104,7 +104,7 @@ class _Planner:
     def object(self, var: str) -> cst.BaseExpression:
         if var in self.members:
             return cst.parse_expression(f"self.{self.members[var]}")
-        text = self.ctors[var]["object"]
+        text = self.ctors[var].object
         if "*" in text or "?" in text:
             raise Unsafe(f"{var} is {text}, not one attribute")
         return cst.parse_expression(text)
@@ -112,11 +112,11 @@ class _Planner:
     # --- init ------------------------------------------------------------------
     def ctor_call(self, var: str) -> cst.Call:
         site = self.ctors[var]
-        if site["sequential"]:
-            raise Unsafe(f"{site['object']} is built inside nn.Sequential; such layers are not rewritten yet")
-        node = self.ctx.nodes.get(self.ctx.key("Call", site["span"]))
+        if site.sequential:
+            raise Unsafe(f"{site.object} is built inside nn.Sequential; such layers are not rewritten yet")
+        node = self.ctx.nodes.get(self.ctx.key("Call", site.span))
         if not isinstance(node, cst.Call):
-            raise Unsafe(f"the construction of {site['object']} at line {site['span'][0]} is not a call")
+            raise Unsafe(f"the construction of {site.object} at line {site.span[0]} is not a call")
         return node
 
     def init_part(self) -> None:
@@ -132,8 +132,8 @@ class _Planner:
         renamed = self.add_members(new)
         for var in self.ctors:
             if var not in target_vars and var not in passed_on and not self.remove_ctor(var) and var in renamed:
-                raise Unsafe(f"{self.ctors[var]['object']} is used elsewhere (line "
-                             f"{self.ctors[var]['other_uses'][0][0] if self.ctors[var]['other_uses'] else '?'}), "
+                raise Unsafe(f"{self.ctors[var].object} is used elsewhere (line "
+                             f"{self.ctors[var].other_uses[0][0] if self.ctors[var].other_uses else '?'}), "
                              "so its parameters cannot move into the kernel")
 
     def modify_ctor(self, target: PatternNode) -> None:
@@ -162,18 +162,18 @@ class _Planner:
                     args.append(arg)
             return node.with_changes(func=func or node.func, args=args)
 
-        self.plan.edits.at(self.ctx.key("Call", self.ctors[var]["span"])).fns.append(edit)
+        self.plan.edits.at(self.ctx.key("Call", self.ctors[var].span)).fns.append(edit)
 
     def remove_ctor(self, var: str) -> bool:
         """Remove `self.x = Ctor(...)` when nothing but the match calls `self.x`; False if kept."""
         site = self.ctors[var]
-        if site["other_uses"] or site["sequential"]:
+        if site.other_uses or site.sequential:
             return False
-        line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", site["stmt"]))
+        line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", site.stmt))
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return False
         small = line.body[0]
-        ctor = self.ctx.nodes.get(self.ctx.key("Call", site["span"])) or self.ctx.nodes.get(self.ctx.key("Subscript", site["span"]))
+        ctor = self.ctx.nodes.get(self.ctx.key("Call", site.span)) or self.ctx.nodes.get(self.ctx.key("Subscript", site.span))
         if not isinstance(small, cst.Assign) or len(small.targets) != 1 or small.value is not ctor:
             return False
         block, _ = self.ctx.position(line)
@@ -190,15 +190,15 @@ class _Planner:
         sites = list(self.ctors.values())
         if not sites:
             raise Unsafe("a new member needs the constructions it replaces")
-        if len({(s["class"], s["function"]) for s in sites}) > 1:
+        if len({(s.class_, s.function) for s in sites}) > 1:
             raise Unsafe("the constructions are in different methods")
         for s in sites:
-            if s["sequential"]:
-                raise Unsafe(f"{s['object']} is built inside nn.Sequential; such layers are not rewritten yet")
-        last = max(sites, key=lambda s: tuple(s["stmt"][:2]))
-        line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", last["stmt"]))
+            if s.sequential:
+                raise Unsafe(f"{s.object} is built inside nn.Sequential; such layers are not rewritten yet")
+        last = max(sites, key=lambda s: tuple(s.stmt[:2]))
+        line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", last.stmt))
         if not isinstance(line, cst.SimpleStatementLine):
-            raise Unsafe(f"the construction at line {last['stmt'][0]} shares its line with other statements")
+            raise Unsafe(f"the construction at line {last.stmt[0]} shares its line with other statements")
         after = self.plan.edits.at(self.ctx.key_of[id(line)]).after
         for target in new:
             name = self.members[target.output]
@@ -210,13 +210,13 @@ class _Planner:
                 save = ", save_original=True" if self.save_original_names else ""
                 after.append(cst.parse_statement(f"{hook}(self, {renames!r}{save})\n"))
                 renamed |= {var for var in self.ctors
-                            if any(old.startswith(self.ctors[var]["object"][len("self."):] + ".") for old in renames)}
+                            if any(old.startswith(self.ctors[var].object[len("self."):] + ".") for old in renames)}
         return renamed
 
     def member_arguments(self, target: PatternNode, name: str) -> tuple[str, dict[str, str]]:
         adapter = CTOR_ADAPTERS.get(target.callee)
         if adapter is not None:
-            made = adapter({self.source_type[v]: Construction(self.ctor_call(v), self.ctors[v]["object"])
+            made = adapter({self.source_type[v]: Construction(self.ctor_call(v), self.ctors[v].object)
                             for v in self.ctors}, name)
             return made.arguments, made.renames
         parts = []
@@ -245,11 +245,11 @@ class _Planner:
 
     def node_call(self, i: int) -> cst.Call:
         site = self.match.nodes[i]
-        if site["sequential"]:
+        if site.sequential:
             raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
-        node = self.ctx.nodes.get(self.ctx.key("Call", site["span"]))
+        node = self.ctx.nodes.get(self.ctx.key("Call", site.span))
         if not isinstance(node, cst.Call):
-            raise Unsafe(f"the node at line {site['span'][0]} is not a call")
+            raise Unsafe(f"the node at line {site.span[0]} is not a call")
         return node
 
     def substitute(self, i: int, target: PatternNode) -> None:
@@ -264,19 +264,19 @@ class _Planner:
         def edit(node: cst.Call) -> cst.Call:
             return node.with_changes(func=func, args=adapter(node) if adapter else node.args)
 
-        self.plan.edits.at(self.ctx.key("Call", self.match.nodes[i]["span"])).fns.append(edit)
+        self.plan.edits.at(self.ctx.key("Call", self.match.nodes[i].span)).fns.append(edit)
 
     def fuse(self, target: PatternNode) -> None:
         source, sites = self.rule.forward_source, self.match.nodes
         if self.match.eager_when:  # the folded statements' values are still read on some paths
-            when = " and ".join(f"{'' if l['holds'] else 'not '}{l['condition']}" for l in self.match.eager_when[0])
+            when = " and ".join(f"{'' if l.holds else 'not '}{l.condition}" for l in self.match.eager_when[0])
             raise Unsafe(f"a value the fusion removes is also read when {when}; the rule has no `fallback: eager`")
         last = sites[-1]
         for site in sites:
-            if site["sequential"]:
+            if site.sequential:
                 raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
-            if (site["class"], site["function"]) != (last["class"], last["function"]):
-                raise Unsafe(f"the match spans {site['function']} and {last['function']}; "
+            if (site.class_, site.function) != (last.class_, last.function):
+                raise Unsafe(f"the match spans {site.function} and {last.function}; "
                              "nodes in a helper method are not rewritten")
         captured: dict[tuple[int, int | str], cst.BaseExpression] = {}
         external: dict[str, tuple[int, int | str]] = {}
@@ -285,22 +285,22 @@ class _Planner:
             for item in s.inputs:
                 if item.arg.var and item.arg.var not in produced:
                     external.setdefault(item.arg.var, (i, item.position))
-        last_line = self.ctx.statement_line(last["stmt"], "the last node's statement")
+        last_line = self.ctx.statement_line(last.stmt, "the last node's statement")
         moved: list[cst.SimpleStatementLine] = []
-        spans = [site["span"] for site in sites]
+        spans = [site.span for site in sites]
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
-            if any(inside(site["span"], other) for other in spans):
+            if any(inside(site.span, other) for other in spans):
                 self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
                 continue
-            line = self.ctx.statement_line(site["stmt"], f"node {i + 1}'s statement")
+            line = self.ctx.statement_line(site.stmt, f"node {i + 1}'s statement")
             small = line.body[0]
-            call = self.ctx.nodes.get(self.ctx.key("Call", site["span"]))
+            call = self.ctx.nodes.get(self.ctx.key("Call", site.span))
             if (s.kind != "layer" or len(line.body) != 1 or not isinstance(small, cst.Assign)
                     or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name)
                     or small.value is not call):
-                raise Unsafe(f"line {site['span'][0]} is not `name = layer(...)`, so it cannot be folded away")
+                raise Unsafe(f"line {site.span[0]} is not `name = layer(...)`, so it cannot be folded away")
             edit = self.plan.edits.at(self.ctx.key_of[id(line)])
             edit.fns.append(_statement_capturer(i, s, captured))
             edit.remove = True
@@ -344,9 +344,9 @@ class _Planner:
     def expression_key(self, pattern: PatternNode, site: dict, what: str) -> tuple:
         """The edit key of a matched node's call or binary operation (refused when it is neither)."""
         kind = _CST_KIND.get(pattern.kind)
-        if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site["span"])) is None:
+        if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site.span)) is None:
             raise Unsafe(f"{what} of the match is not a call or a binary operation")
-        return self.ctx.key(kind, site["span"])
+        return self.ctx.key(kind, site.span)
 
     def check_adjacent(self, lines: list[cst.SimpleStatementLine]) -> None:
         """Each folded statement comes straight before the next; the last may be the first

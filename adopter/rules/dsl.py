@@ -10,7 +10,7 @@ from pathlib import Path
 
 import lark
 
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.records import AdopterError, Diagnostic
 from adopter.rules.model import Arg, Input, PatternNode, Rule
 from adopter.rules.typecheck import check_types, named_types
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adopter.cache import DEFAULT_DIR, ResultCache, entry_key
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.records import AdopterError, Diagnostic
 from adopter.plain import from_plain, to_plain
 from adopter.rules.model import Rule
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from adopter.diagnostics import AdopterError, Diagnostic
+from adopter.records import AdopterError, Diagnostic
 from adopter.rules.model import Input, PatternNode, Rule
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"

@@ -1,0 +1,128 @@
+"""The records every layer passes on: a rule's match (with the sites of its nodes and
+constructors and its guard literals) and a diagnostic (errors as values: a file, a line
+when known, and a reason). Plain dataclasses; this module imports nothing of the project,
+so any layer may use it. The JSONL and SARIF outputs are made from these records."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass, field
+
+
+def display_path(path: str) -> str:
+    """A path for one-line output: as it is, or quoted with escapes (JSON string syntax)
+    when it holds a control character, a quote, or a separator such as U+2028 that could
+    end the line or forge another."""
+    if any(c == '"' or unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in path):
+        return json.dumps(path, ensure_ascii=False)
+    return path
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    file: str
+    line: int | None
+    col: int | None
+    message: str
+    severity: str = "error"  # "error" fails the run; "warning" is reported only
+
+    def __str__(self) -> str:
+        where = display_path(self.file)
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        return f"{where}: {self.severity}: {self.message}"
+
+
+class AdopterError(Exception):
+    """An error the user can act on; carries its diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(str(diagnostic))
+        self.diagnostic = diagnostic
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A guard literal: `condition` (its source text) evaluates to `holds`."""
+    condition: str
+    holds: bool
+
+    def to_json(self) -> dict:
+        return {"condition": self.condition, "holds": self.holds}
+
+
+Span = list[int]  # line, col, end_line, end_col (lines from 1, columns from 0)
+
+
+@dataclass
+class NodeSite:
+    """Where a pattern node of a match is: for the rewriter, which edits it there."""
+    span: Span
+    stmt: Span  # the span of the statement holding it
+    function: str
+    class_: str
+    var: str  # the pattern's output variable
+    sequential: bool  # a layer of an nn.Sequential (anchored at its constructor)
+
+    def to_json(self) -> dict:
+        return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,
+                "var": self.var, "sequential": self.sequential}
+
+
+@dataclass
+class CtorSite:
+    """Where a constructor a match binds in `__init__` is, and what else uses its module."""
+    span: Span
+    stmt: Span
+    function: str
+    class_: str
+    var: str  # the `init:` variable
+    object: str  # the module's text: `self.dropout`, `self.layers[2]`
+    sequential: bool
+    other_uses: list[list[int]] = field(default_factory=list)  # (line, col) of reads outside the match
+
+    def to_json(self) -> dict:
+        return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,
+                "var": self.var, "object": self.object, "sequential": self.sequential, "other_uses": self.other_uses}
+
+
+@dataclass
+class Match:
+    """One location where a rule matches: (rule, file, class, line)."""
+    rule: str
+    file: str
+    line: int
+    end_line: int
+    function: str
+    init_lines: list[int]
+    bindings: dict[str, str]
+    path: list[Literal]  # the guard literals of the matched path
+    col: int = 0
+    end_col: int = 0
+    class_: str = ""
+    # What the rewriter needs, one site per pattern node and per constructor, in pattern order
+    nodes: list[NodeSite] = field(default_factory=list)
+    ctors: list[CtorSite] = field(default_factory=list)
+    # Where a value the match computes is also read elsewhere: one list of guard literals per
+    # such read, all of which hold when it happens. The match holds on the paths where no
+    # list holds entirely (a guarded rewrite keeps the original code on the others).
+    eager_when: list[list[Literal]] = field(default_factory=list)
+    # For `fallback: eager` rules: reads outside the match that may see a removed value on a
+    # path the guard cannot tell (not in the JSON output; the rewriter refuses such a match).
+    merged_reads: int = 0
+
+    def to_json(self) -> dict:
+        """The object of one JSONL line."""
+        return {"rule": self.rule, "file": self.file, "class": self.class_, "function": self.function,
+                "line": self.line, "end_line": self.end_line, "init_lines": self.init_lines, "bindings": self.bindings,
+                "path": [lit.to_json() for lit in self.path],
+                "eager_when": [[lit.to_json() for lit in read] for read in self.eager_when],
+                "col": self.col, "end_col": self.end_col,
+                "nodes": [site.to_json() for site in self.nodes], "ctors": [site.to_json() for site in self.ctors]}
+
+    @property
+    def location(self) -> tuple:
+        return (self.rule, self.file, self.class_, self.line)
