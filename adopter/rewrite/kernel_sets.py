@@ -38,8 +38,8 @@ _TORCH: dict[str, str | Left] = {
 }
 
 # Measured with `make bench-gpu` on one H100 (base sizes, batch 16, 512 tokens, bf16
-# autocast, training samples/s against the unpatched model in the same run); the README's
-# "Kernels and the model benchmark" section has the tables.
+# autocast, training samples/s against the unpatched model in the same run); docs/benchmarks.md
+# has the tables.
 _NO_GAIN: dict[str, str] = {
     "xformers.triton.softmax.softmax":
         LEFT_OUT + "PyTorch's softmax is the kernel eager code already runs "
