@@ -1,5 +1,5 @@
-"""`python -m adopter`: the `adopter` command (see adopter/launch.py)."""
+"""`python -m adopter`: the `adopter` command (see adopter/cli/launch.py)."""
 
-from adopter.launch import main
+from adopter.cli.launch import main
 
 main()

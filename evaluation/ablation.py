@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
-from adopter.scan import scan
+from adopter.support.atomic import atomic_write_text
+from adopter.api.scan import scan
 from adopter.datalog.engine import VARIANTS
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, location_summary, matches_frame

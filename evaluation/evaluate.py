@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import count_summary, load_groundtruth, load_matches, location_summary
 

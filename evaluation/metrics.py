@@ -32,7 +32,7 @@ def load_matches(jsonl: Path) -> pd.DataFrame:
 
 
 def matches_frame(matches) -> pd.DataFrame:
-    """The locations of `adopter.scan.Match` objects."""
+    """The locations of `adopter.matches.build.Match` objects."""
     return locations_frame(m.to_json() for m in matches)
 
 

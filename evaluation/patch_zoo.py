@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.apply import patch_file, unified_diff
+from adopter.api.apply import patch_file, unified_diff
 from adopter.records import Diagnostic
-from adopter.atomic import atomic_write_text
-from adopter.scan import scan
+from adopter.support.atomic import atomic_write_text
+from adopter.api.scan import scan
 from adopter.rewrite.kernel_sets import KERNEL_SETS
 from adopter.rules.registry import load_rules
 

@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from adopter.atomic import atomic_write_text  # noqa: E402
+from adopter.support.atomic import atomic_write_text  # noqa: E402
 from evaluation.ablation import ALL_VARIANTS, table3  # noqa: E402
 from evaluation.groundtruth.merge_parts import RULE_ORDER  # noqa: E402
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
-from adopter.scan import scan_facts
-from adopter.sources import facts_of_file
+from adopter.support.atomic import atomic_write_text
+from adopter.matches.build import scan_facts
+from adopter.extract.sources import facts_of_file
 from evaluation.metrics import model_of
 from adopter.rules.registry import load_rules
 

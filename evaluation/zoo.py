@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 
 MAIN_VERSION = "4.34.0"
 # Models the paper used that 4.34.0 does not ship, with the release that first has them.

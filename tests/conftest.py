@@ -12,7 +12,7 @@ os.environ.setdefault("ADOPTER_CACHE", tempfile.mkdtemp(prefix="adopter-test-cac
 
 import pytest
 
-from adopter.structures import model_structures
+from adopter.matches.structures import model_structures
 from adopter.datalog.engine import solve
 from adopter.extract.python_facts import extract_source
 

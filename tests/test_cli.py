@@ -7,7 +7,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from adopter.cli import app
+from adopter.cli.app import app
 
 GOOD = """
 import torch.nn.functional as F
@@ -59,7 +59,7 @@ def test_all_good_input_exits_zero_and_summarises(tree):
 
 
 def test_a_warm_facts_run_writes_the_tables_it_cached_and_the_same_summary(tree):
-    from adopter import analysis
+    from adopter.api import analysis
     cold = analysis.run([str(tree / "good.py")], jobs=1, cache_dir=tree / "cache", tables=tree / "cold")
     warm = analysis.run([str(tree / "good.py")], jobs=1, cache_dir=tree / "cache", tables=tree / "warm")
     assert [f.cached for f in cold.files] == [False] and [f.cached for f in warm.files] == [True]

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from adopter.scan import scan
+from adopter.api.scan import scan
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.gate import FLOOR, regressions
 from evaluation.groundtruth.merge_parts import RULE_ORDER

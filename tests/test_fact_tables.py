@@ -3,7 +3,7 @@
 import csv
 import io
 
-from adopter.fact_tables import read_tables, table_text, write_tables
+from adopter.extract.tables import read_tables, table_text, write_tables
 from adopter.extract.python_facts import extract_source
 from adopter.extract.schema import RELATIONS
 

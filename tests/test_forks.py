@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from adopter import pipeline
-from adopter.cli import app
-from adopter.forks import Limits, map_forked
+from adopter.matches import pipeline
+from adopter.cli.app import app
+from adopter.support.forks import Limits, map_forked
 
 
 def _square_or_fail(n: int) -> int:
@@ -124,7 +124,9 @@ def test_the_limits_hold_for_a_single_file_from_the_command_line(tmp_path, monke
 _HANGING = """
 import os, sys, time
 from pathlib import Path
-from adopter import apply, cli, pipeline
+from adopter.api import apply
+from adopter.cli import app as cli
+from adopter.matches import pipeline
 
 PIDS = Path(sys.argv[1])
 

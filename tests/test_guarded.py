@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import assert_golden
 from adopter.records import Literal
-from adopter.scan import scan
+from adopter.api.scan import scan
 from adopter.rewrite.conditions import Conditions, decided, simplify
 from adopter.rewrite.patch import patch_source
 from adopter.rules.registry import load_rules

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from adopter.cli import app
+from adopter.cli.app import app
 
 CODE = """import torch.nn.functional as F
 from torch import nn

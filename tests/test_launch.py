@@ -1,11 +1,11 @@
-"""The `adopter` command runs itself once more with malloc on huge pages (adopter/launch.py)."""
+"""The `adopter` command runs itself once more with malloc on huge pages (adopter/cli/launch.py)."""
 
 import subprocess
 import sys
 
 import pytest
 
-from adopter import launch
+from adopter.cli import launch
 
 
 @pytest.fixture

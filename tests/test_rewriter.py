@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_golden
-from adopter.apply import unified_diff
-from adopter.scan import scan
+from adopter.api.apply import unified_diff
+from adopter.api.scan import scan
 from adopter.rewrite.patch import patch_source
 from adopter.rules.registry import bundled_rule_files, load_rules
 
@@ -190,7 +190,7 @@ def test_applying_twice_changes_nothing_on_the_zoo(zoo, tmp_path, kernels):
     """One decision per location, the same on every pass: the zoo patched once with every
     rule, then patched again, is left as it is (a match the first pass refused for
     overlapping a guarded rewrite is refused again, inside the original it kept)."""
-    from adopter.apply import plan_patches
+    from adopter.api.apply import plan_patches
 
     rules = load_rules()
     first = plan_patches([str(zoo)], rules, kernels=kernels)

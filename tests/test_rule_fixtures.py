@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from adopter.scan import scan_facts
-from adopter.sources import facts_of_file
+from adopter.matches.build import scan_facts
+from adopter.extract.sources import facts_of_file
 from adopter.rules.registry import bundled_rule_files, load_rules
 
 ANNOTATION = re.compile(r"#\s*(match|no-match|todo-match):\s*([\w,\s]+)$")

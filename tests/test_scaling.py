@@ -4,9 +4,9 @@ counted for a long method and for one twice as long (counts, never time: timing 
 
 import clingo
 
-from adopter import pipeline
-from adopter.scan import rules_program
-from adopter.structures import SUMMARY_MAX_GUARDS
+from adopter.matches import pipeline
+from adopter.matches.build import rules_program
+from adopter.matches.structures import SUMMARY_MAX_GUARDS
 from adopter.datalog.engine import solve
 from adopter.extract.python_facts import extract_source
 from adopter.rules.registry import load_rules

@@ -5,9 +5,9 @@ import json
 import pandas as pd
 from typer.testing import CliRunner
 
-from adopter.cli import app
+from adopter.cli.app import app
 from adopter.records import Literal
-from adopter.scan import scan
+from adopter.api.scan import scan
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.metrics import model_of
 from adopter.rules.registry import load_rules
@@ -154,7 +154,7 @@ class Attn(nn.Module):
 
 def test_a_location_reached_twice_gives_one_match_whatever_order_clingo_derives_it_in(tmp_path):
     from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, Model, solve
-    from adopter.scan import REPORTED, matches_from_model, rules_program
+    from adopter.matches.build import REPORTED, matches_from_model, rules_program
     from adopter.extract.python_facts import extract_source
     rules = [r for r in load_rules() if r.id == "softmax"]
     facts = extract_source(HELPER_TWICE, "m.py")

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from adopter import cache as cache_module
-from adopter.cache import entry_key
-from adopter.cli import app
-from adopter.scan import rules_program, scan
+from adopter.support import cache as cache_module
+from adopter.support.cache import entry_key
+from adopter.cli.app import app
+from adopter.api.scan import scan
+from adopter.matches.build import rules_program
 from adopter.rules.registry import bundled_rule_files, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent

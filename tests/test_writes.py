@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from adopter import atomic
-from adopter.atomic import TEMP_SUFFIX, atomic_write_text
-from adopter.cli import app
+from adopter.support import atomic
+from adopter.support.atomic import TEMP_SUFFIX, atomic_write_text
+from adopter.cli.app import app
 
 SELF_OUTPUT = ("from torch import nn\n\n\nclass SelfOutput(nn.Module):\n    def __init__(self, d):\n"
                "        super().__init__()\n        self.dense = nn.Linear(d, d)\n        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)\n"
@@ -96,7 +96,7 @@ def test_a_folder_that_cannot_be_written_is_one_diagnostic(tmp_path, monkeypatch
 
 
 def test_an_interrupted_write_says_which_files_were_written(tmp_path, monkeypatch):
-    from adopter import apply
+    from adopter.api import apply
 
     paths = [tmp_path / f"m{i}.py" for i in range(3)]
     for path in paths:

@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from adopter.fact_tables import read_tables, write_tables
-from adopter.query import run_query
-from adopter.sources import facts_of_file
-from adopter.structures import model_structures
+from adopter.extract.tables import read_tables, write_tables
+from adopter.api.query import run_query
+from adopter.extract.sources import facts_of_file
+from adopter.matches.structures import model_structures
 
 
 def structures(zoo, model: str, class_name: str) -> list[str]:

@@ -279,7 +279,7 @@ def _check(ok: bool) -> bool:
     return True
 
 
-# Set in a process that exits after its file (see adopter/forks.py): its controls are kept
+# Set in a process that exits after its file (see adopter/support/forks.py): its controls are kept
 # here, because clingo frees a ground program object by object and the exiting process
 # drops it in one go.
 _retained: list[clingo.Control] | None = None

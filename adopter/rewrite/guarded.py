@@ -16,20 +16,21 @@ function), as in plan.py.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from adopter.rewrite.adapters import code
 from adopter.rewrite.conditions import Conditions, Literal, decided, simplify
+from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe, inside
 
-if TYPE_CHECKING:  # plan.py imports this module
-    from adopter.rewrite.plan import _Planner
-    from adopter.rules.model import PatternNode
+from adopter.rules.model import PatternNode
+
+# `planner` below is plan.py's planner of one match (its match, rule, file context and
+# edits); plan.py calls in here, so this module does not import it back.
 
 
-def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
+def plan_guarded(planner, target: PatternNode) -> None:
     match, ctx, source = planner.match, planner.ctx, planner.rule.forward_source
     if match.merged_reads:
         raise Unsafe("a value the fusion removes is also read outside the match on a path the guard cannot tell")
@@ -94,7 +95,7 @@ def plan_guarded(planner: "_Planner", target: "PatternNode") -> None:
     planner.plan.edits.at(ctx.key_of[id(block)]).fns.append(edit)
 
 
-def _matched_lines(planner: "_Planner") -> tuple[list, dict[int, cst.SimpleStatementLine], int]:
+def _matched_lines(planner) -> tuple[list, dict[int, cst.SimpleStatementLine], int]:
     """Each matched node's expression, the statement of each node not nested in another,
     and the index of the last: every statement but the last's is `name = <node>`."""
     ctx, source, sites = planner.ctx, planner.rule.forward_source, planner.match.nodes
@@ -267,7 +268,7 @@ def _assigned_from(ctx, function: cst.FunctionDef, start: int) -> set[str]:
     return names
 
 
-def _refuse_nested_rewrite(planner: "_Planner", block, statements: list) -> None:
+def _refuse_nested_rewrite(planner, block, statements: list) -> None:
     """Applying twice must change nothing: the range inside the kept original of an earlier
     guarded rewrite (whose `else:` calls the same kernel) is left alone, and so are the
     other matches in it (adopter/rewrite/patch.py), as on the first pass."""
@@ -282,8 +283,7 @@ def _refuse_nested_rewrite(planner: "_Planner", block, statements: list) -> None
         raise AlreadyRewritten("already rewritten: this is the original kept as the fallback of an earlier rewrite", lines)
 
 
-def _target_call(planner: "_Planner", target: "PatternNode", source, expressions) -> cst.Call:
-    from adopter.rewrite.plan import _input, TENSOR_METHOD  # plan.py imports this module
+def _target_call(planner, target: PatternNode, source, expressions) -> cst.Call:
 
     produced = {s.output for s in source}
     external: dict[str, cst.BaseExpression] = {}
@@ -292,7 +292,7 @@ def _target_call(planner: "_Planner", target: "PatternNode", source, expressions
         for item in s.inputs:
             if item.arg.var and item.arg.var not in produced and item.arg.var not in external:
                 if item.arg.var not in planner.ctors:
-                    external[item.arg.var] = _input(expressions[i], item, method)
+                    external[item.arg.var] = pattern_input(expressions[i], item, method)
 
     def input_value(var: str) -> cst.BaseExpression:
         if var not in external:

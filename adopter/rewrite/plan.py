@@ -20,7 +20,6 @@ constructed object); the CST is only read at the reported positions.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -31,6 +30,7 @@ from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction,
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
+from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
 from adopter.rewrite.spans import EditSet, Unsafe, inside
 from adopter.rules.model import Input, PatternNode, Rule
 
@@ -388,35 +388,13 @@ class _Planner:
 
 # The libcst node of each kind of pattern node, and the prefix of tensor-method node types.
 _CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
-TENSOR_METHOD = "torch.Tensor."
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:
     method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
     for item in pattern.inputs:
-        captured[(i, item.position)] = _input(node, item, method)
-
-
-def _input(node: cst.CSTNode, item: Input, method: bool = False) -> cst.BaseExpression:
-    if isinstance(node, cst.BinaryOperation):
-        return node.left if item.position == 0 else node.right
-    assert isinstance(node, cst.Call)
-    if method and isinstance(item.position, int):  # `x.pow(2)` is `torch.Tensor.pow(x, 2)`
-        if not isinstance(node.func, cst.Attribute):
-            raise Unsafe(f"`{code(node)}` is not a method call")
-        if item.position == 0:
-            return node.func.value
-        item = dataclasses.replace(item, position=item.position - 1)
-    if isinstance(item.position, str):
-        for a in node.args:
-            if a.keyword is not None and a.keyword.value == item.position:
-                return a.value
-        raise Unsafe(f"no argument {item.position}= in `{code(node)}`")
-    positional = [a for a in node.args if a.keyword is None]
-    if any(a.star for a in node.args) or item.position >= len(positional):
-        raise Unsafe(f"argument {item.position + 1} of `{code(node)}` is not a plain positional argument")
-    return positional[item.position].value
+        captured[(i, item.position)] = pattern_input(node, item, method)
 
 
 def _capturer(i: int, pattern: PatternNode, captured: dict):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adopter.cache import DEFAULT_DIR, ResultCache, entry_key
+from adopter.support.cache import DEFAULT_DIR, ResultCache, entry_key
 from adopter.records import AdopterError, Diagnostic
-from adopter.plain import from_plain, to_plain
+from adopter.support.plain import from_plain, to_plain
 from adopter.rules.model import Rule
 
 RULES_DIR = Path(__file__).resolve().parent

@@ -21,7 +21,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, load_matches, location_summary

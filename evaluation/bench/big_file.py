@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 
 SHAPES = ("classes", "forward", "functions")
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 from adopter.rules.compiler import compile_rule
 from adopter.rules.dsl import parse_rule
 

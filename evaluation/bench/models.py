@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{device_name}, torch {torch.__version__}, {args.steps} timed steps after {args.warmup}", flush=True)
     stem = ("models" if args.device == "cpu" else "models_gpu") + ("_compile" if args.only_compile else "")
     args.out.mkdir(parents=True, exist_ok=True)
-    from adopter.atomic import atomic_write_text
+    from adopter.support.atomic import atomic_write_text
 
     runs = []
     for model in args.models.split(","):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 from evaluation.bench.big_file import SHAPES, build
 from evaluation.bench.measure import run
 

@@ -32,10 +32,10 @@ from pathlib import Path
 import clingo
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
-from adopter.scan import rules_program
-from adopter.sources import extract_text
-from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS
+from adopter.support.atomic import atomic_write_text
+from adopter.matches.build import rules_program
+from adopter.extract.sources import extract_text
+from adopter.matches.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS
 from adopter.datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
 from adopter.rules.registry import load_rules
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 from evaluation.bench.measure import median, run
 
 ADOPTER = [sys.executable, "-m", "adopter"]

@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from adopter.atomic import atomic_write_text  # noqa: E402
+from adopter.support.atomic import atomic_write_text  # noqa: E402
 from evaluation.bench.measure import run  # noqa: E402
 
 LARGER = "4.57.1"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 RULE_ORDER = ["bert_self_attention", "t5_attention", "gpt2_attention", "softmax", "dropout_layernorm",

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adopter.atomic import atomic_write_text
+from adopter.support.atomic import atomic_write_text
 from evaluation.verify import coverage, harness
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from adopter.cache import DEFAULT_DIR
-from adopter.forks import Limits
-from adopter.fact_tables import TableWriter
-from adopter.pipeline import run_files
-from adopter.run_report import RunReport
-from adopter.sources import expand_paths
+from adopter.support.cache import DEFAULT_DIR
+from adopter.support.forks import Limits
+from adopter.extract.tables import TableWriter
+from adopter.matches.pipeline import run_files
+from adopter.api.run_report import RunReport
+from adopter.extract.sources import expand_paths
 from adopter.rules.registry import load_rules
 
 

@@ -9,7 +9,7 @@ from adopter.records import Diagnostic
 
 @dataclass
 class RunReport:
-    files: list = field(default_factory=list)  # of adopter.pipeline.FileAnalysis
+    files: list = field(default_factory=list)  # of adopter.matches.pipeline.FileAnalysis
     problems: list[Diagnostic] = field(default_factory=list)  # not of one file: bad paths, the cache
     seconds: float = 0.0
 

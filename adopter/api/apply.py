@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from adopter.atomic import atomic_write_text, refuse_read_only
-from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
+from adopter.support.atomic import atomic_write_text, refuse_read_only
+from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.records import Diagnostic
-from adopter.forks import FORK, Lifeline, Limits
+from adopter.support.forks import FORK, Lifeline, Limits
 from adopter.records import Match
-from adopter.scan import scan
-from adopter.sources import decode_source, read_bytes, source_encoding
+from adopter.api.scan import scan
+from adopter.extract.sources import decode_source, read_bytes, source_encoding
 from adopter.rules.model import Rule
 
 
@@ -69,7 +69,7 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
-    # the pool's workers end with this process, however it ends (adopter/forks.py)
+    # the pool's workers end with this process, however it ends (adopter/support/forks.py)
     lifeline = Lifeline()
     pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs, mp_context=FORK,
                                                                      initializer=lifeline.attach)

@@ -12,20 +12,20 @@ from typing import Iterable, List, Optional
 
 import typer
 
-from adopter import analysis
-from adopter.atomic import atomic_write_text
-from adopter.cache import DEFAULT_DIR as CACHE_DIR
+from adopter.api import analysis
+from adopter.support.atomic import atomic_write_text
+from adopter.support.cache import DEFAULT_DIR as CACHE_DIR
 from adopter.records import AdopterError, Diagnostic, display_path
-from adopter.forks import Limits
+from adopter.support.forks import Limits
 from adopter.datalog.engine import VARIANTS
-from adopter.fact_tables import read_tables
-from adopter.query import run_query
-from adopter.scan import scan as run_scan
-from adopter.scan_output import render_matches
+from adopter.extract.tables import read_tables
+from adopter.api.query import run_query
+from adopter.api.scan import scan as run_scan
+from adopter.api.output import render_matches
 from adopter.rules.compiler import compile_rule
 from adopter.rules.registry import load_rules
-from adopter.sources import facts_of_file
-from adopter.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, model_structures
+from adopter.extract.sources import facts_of_file
+from adopter.matches.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, model_structures
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find where faster DL kernels apply in PyTorch model code, from source.")
@@ -62,7 +62,7 @@ def _progress(label: str):
     return wrap
 
 
-# Each file's analysis runs in a child process that these stop (adopter/forks.py): a
+# Each file's analysis runs in a child process that these stop (adopter/support/forks.py): a
 # pathological file costs one diagnostic, not the run.
 FILE_TIMEOUT = typer.Option(300.0, "--file-timeout", min=0, metavar="SECONDS",
                             help="Stop a file's analysis after this long (0: no limit).")
@@ -231,7 +231,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
                                                         "their original names (checkpoints the unpatched model reads)."),
           file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
-    from adopter.apply import output_name, plan_patches, unified_diff, write_in_place
+    from adopter.api.apply import output_name, plan_patches, unified_diff, write_in_place
 
     if not (diff or write or out or patches):
         _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
@@ -295,7 +295,7 @@ def verify(sets: Optional[str] = typer.Option(None, "--sets", help="Comma-separa
     training mode: build/verify/<rule>.tsv per patch and build/verify/summary.tsv."""
     import subprocess
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     interpreter = python if python.is_absolute() else root / python
     if not interpreter.is_file():
         _fail(AdopterError(Diagnostic("verify", str(interpreter), None,

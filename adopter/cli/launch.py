@@ -1,6 +1,6 @@
 """Start the `adopter` command with glibc's malloc on transparent huge pages.
 
-Why: every file is analysed in a fresh fork (adopter/forks.py), whose heap starts empty.
+Why: every file is analysed in a fresh fork (adopter/support/forks.py), whose heap starts empty.
 clingo then fills ~20 MB of it, one 4 KiB page fault at a time. In a cold run of the zoo
 those faults took ~12% of the CPU, and the small pages cost TLB misses too.
 `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` makes malloc ask the kernel for 2 MiB pages
@@ -48,6 +48,6 @@ def main() -> None:
             os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)
         except OSError:
             pass  # cannot run itself again: go on with plain pages
-    from adopter.cli import main as cli_main
+    from adopter.cli.app import main as cli_main
 
     cli_main()

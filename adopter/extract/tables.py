@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from adopter.atomic import TEMP_SUFFIX, new_file_mode, remove_stale
+from adopter.support.atomic import TEMP_SUFFIX, new_file_mode, remove_stale
 from adopter.records import AdopterError, Diagnostic
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields

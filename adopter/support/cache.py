@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent
 # what patched models import and what edits source cannot change an analysis result
 _NOT_FINGERPRINTED = ("kernels", "rewrite")
 FORMAT = 1  # the entry layout: part of every key, so another layout is never read

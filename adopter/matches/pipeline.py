@@ -17,15 +17,15 @@ from typing import Callable, Iterable
 
 import clingo
 
-from adopter.cache import ResultCache, entry_key
+from adopter.support.cache import ResultCache, entry_key
 from adopter.records import Diagnostic
-from adopter.fact_tables import table_text
-from adopter.forks import Limits, Stopped, map_forked
-from adopter.plain import from_plain, to_plain
+from adopter.extract.tables import table_text
+from adopter.support.forks import Limits, Stopped, map_forked
+from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match
-from adopter.scan import REPORTED, matches_from_model, rules_program, unmodelled_warnings
-from adopter.sources import decode_source, extract_text, read_bytes
-from adopter.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
+from adopter.matches.build import REPORTED, matches_from_model, rules_program, unmodelled_warnings
+from adopter.extract.sources import decode_source, extract_text, read_bytes
+from adopter.matches.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
 from adopter.datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS
@@ -232,7 +232,7 @@ def _merge(order: list[int], hits: dict, todo: list[int], computed):
 
 def _forked(tasks: list, workers: int, limits: Limits):
     """(position in `tasks`, result) of `_analyse` over tasks as they finish, each file in
-    a fresh fork (adopter/forks.py says why); a worker that dies or breaks a limit fails its
+    a fresh fork (adopter/support/forks.py says why); a worker that dies or breaks a limit fails its
     file only."""
     for index, ok, value in map_forked(_analyse_and_exit, tasks, workers, limits):
         if not ok:

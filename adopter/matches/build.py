@@ -1,5 +1,5 @@
-"""Scan source files with rules: the compiled rules run on each file's facts in Datalog,
-and each match becomes a `Match` record (DESIGN.md §5, "Scan output").
+"""Matches of one file: the compiled rules run on the file's facts in Datalog, and each
+match becomes a `Match` record (adopter/records.py).
 
 A location is (rule, file, class, line); a match reached through several roots or paths
 is reported once.
@@ -7,18 +7,11 @@ is reported once.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from pathlib import Path
-from typing import Callable, Iterable
 
 import clingo
 
-from adopter.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.records import CtorSite, Diagnostic, Literal, Match, NodeSite
-from adopter.forks import Limits
-from adopter.run_report import RunReport
-from adopter.sources import expand_paths
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
 from adopter.extract.python_facts import FileFacts
@@ -180,22 +173,3 @@ def _object_text(obj: clingo.Symbol | None) -> str:
     if obj.name == "elem":
         return f"{_object_text(obj.arguments[0])}[*]"
     return str(obj)
-
-
-ScanResult = RunReport  # the result of `scan`
-
-
-def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
-         progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE,
-         variant: str = "full", limits: Limits = Limits()) -> ScanResult:
-    """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
-
-    `variant` selects an ablation of the analyses (`adopter/datalog/main_<variant>.lp`), for evaluation;
-    a file's analysis over `limits` (time, memory) is one diagnostic.
-    """
-    from adopter.pipeline import run_files  # the pipeline imports this module
-    start = time.perf_counter()
-    files, problems = expand_paths(paths)
-    results, run_problems = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
-                                      cache_dir=cache_dir, variant=variant, limits=limits)
-    return ScanResult(results, problems + run_problems, time.perf_counter() - start)

@@ -1,0 +1,31 @@
+"""`adopter scan`: every file under some paths, scanned with some rules."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from adopter.api.run_report import RunReport
+from adopter.extract.sources import expand_paths
+from adopter.matches.pipeline import run_files
+from adopter.rules.model import Rule
+from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE
+from adopter.support.forks import Limits
+
+ScanResult = RunReport  # the result of `scan`
+
+
+def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
+         progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE,
+         variant: str = "full", limits: Limits = Limits()) -> ScanResult:
+    """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
+
+    `variant` selects an ablation of the analyses (`adopter/datalog/main_<variant>.lp`), for evaluation;
+    a file's analysis over `limits` (time, memory) is one diagnostic.
+    """
+    start = time.perf_counter()
+    files, problems = expand_paths(paths)
+    results, run_problems = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
+                                      cache_dir=cache_dir, variant=variant, limits=limits)
+    return ScanResult(results, problems + run_problems, time.perf_counter() - start)

@@ -1,0 +1,3 @@
+from adopter.cli.app import main
+
+main()

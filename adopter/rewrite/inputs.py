@@ -1,0 +1,35 @@
+"""The expression a pattern node's input is, in a matched call or operation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+from adopter.rewrite.adapters import code
+from adopter.rewrite.spans import Unsafe
+from adopter.rules.model import Input
+
+TENSOR_METHOD = "torch.Tensor."  # a pattern callee under it is written as a method call
+
+
+def pattern_input(node: cst.CSTNode, item: Input, method: bool = False) -> cst.BaseExpression:
+    """The argument (or operand) `item` names; Unsafe when the call does not spell it plainly."""
+    if isinstance(node, cst.BinaryOperation):
+        return node.left if item.position == 0 else node.right
+    assert isinstance(node, cst.Call)
+    if method and isinstance(item.position, int):  # `x.pow(2)` is `torch.Tensor.pow(x, 2)`
+        if not isinstance(node.func, cst.Attribute):
+            raise Unsafe(f"`{code(node)}` is not a method call")
+        if item.position == 0:
+            return node.func.value
+        item = dataclasses.replace(item, position=item.position - 1)
+    if isinstance(item.position, str):
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == item.position:
+                return a.value
+        raise Unsafe(f"no argument {item.position}= in `{code(node)}`")
+    positional = [a for a in node.args if a.keyword is None]
+    if any(a.star for a in node.args) or item.position >= len(positional):
+        raise Unsafe(f"argument {item.position + 1} of `{code(node)}` is not a plain positional argument")
+    return positional[item.position].value
