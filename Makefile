@@ -136,7 +136,7 @@ catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 
 test-verify: verify-setup $(ZOO)/modeling_bert.py
-	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/test_verify_harness.py tests/test_kernels.py tests/test_kernels_attention.py tests/test_torch_catalogue.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/rules/test_torch_catalogue.py
 
 test: setup
 	$(BIN)/python -m pytest -q

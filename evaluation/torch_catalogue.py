@@ -2,7 +2,7 @@
 
 Run in the verification environment, which has torch (`make catalogue`); the rule checker
 (adopter/rules/typecheck.py) only reads the committed file, so rules are checked without torch, and
-tests/test_torch_catalogue.py (`make test-verify`) checks that the file equals a fresh run.
+tests/rules/test_torch_catalogue.py (`make test-verify`) checks that the file equals a fresh run.
 
 A name is `<namespace>.<attribute>` for the public namespaces below (what model code
 imports), or `torch.Tensor.<method>` (how the analyses name a tensor method call). Kinds:

@@ -6,7 +6,7 @@ One entry per `ast` class name: (handling, how). Handling is one of
               no rule matches in a function that holds one (the scan warns);
   "absent"    `ast.parse` never produces it (a deprecated alias of `Constant`).
 The extractor reports any kind this table does not list (a newer Python's node) like a
-"reported" one, and tests/test_coverage.py fails until the table lists every kind of the
+"reported" one, and tests/extract/test_coverage.py fails until the table lists every kind of the
 running Python. docs/analysis-coverage.md explains the choices.
 """
 

@@ -12,9 +12,9 @@ from adopter.rewrite.conditions import Conditions, decided, simplify
 from adopter.rewrite.patch import patch_source
 from adopter.rules.registry import load_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "adopter" / "rules" / "modern" / "manual_attention.py"
-PATCHED = ROOT / "tests" / "golden" / "manual_attention.patched.py"  # run against FIXTURE by tests/test_kernels.py
+PATCHED = ROOT / "tests" / "golden" / "manual_attention.patched.py"  # run against FIXTURE by tests/kernels/test_kernels.py
 
 
 def _conditions(alternatives):

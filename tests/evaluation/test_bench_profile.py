@@ -10,7 +10,7 @@ from pathlib import Path
 from adopter.datalog.engine import MAIN_PROGRAM
 from evaluation.bench import profile
 
-FIXTURE = Path(__file__).resolve().parents[1] / "adopter" / "rules" / "paper" / "dropout_layernorm.py"
+FIXTURE = Path(__file__).resolve().parents[2] / "adopter" / "rules" / "paper" / "dropout_layernorm.py"
 
 
 def test_the_datalog_steps_are_main_lp_in_include_order_then_the_match_programs_then_the_rules():

@@ -18,7 +18,7 @@ from adopter.rules.registry import bundled_rule_files, load_rules
 ANNOTATION = re.compile(r"#\s*(match|no-match|todo-match):\s*([\w,\s]+)$")
 RULE_FILES = bundled_rule_files()
 # more annotated fixtures, beside a rule's own: (fixture, rule id)
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXTRA = [(FIXTURES / "dropout_layernorm_statements.py", "dropout_layernorm")]
 
 

@@ -17,7 +17,7 @@ from adopter.api.scan import scan
 from adopter.rewrite.patch import patch_source
 from adopter.rules.registry import bundled_rule_files, load_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 FIXTURES = {p.stem: p.with_suffix(".py") for p in bundled_rule_files()}  # adopter/rules/<pack>/<id>.py
 RULE_IDS = sorted(FIXTURES)

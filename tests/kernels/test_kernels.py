@@ -137,8 +137,8 @@ def test_guarded_rewrite_of_the_fixture_computes_what_the_original_does_on_every
     import types
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
-    # the patched text is tests/golden's, checked against the rewriter by tests/test_guarded.py
+    root = Path(__file__).resolve().parents[2]
+    # the patched text is tests/golden's, checked against the rewriter by tests/rewrite/test_guarded.py
     texts = {"original": (root / "adopter" / "rules" / "modern" / "manual_attention.py").read_text(),
              "patched": (root / "tests" / "golden" / "manual_attention.patched.py").read_text()}
     assert "sdpa_attention(" in texts["patched"]

@@ -24,7 +24,7 @@ from adopter.api.scan import scan
 from adopter.matches.build import rules_program
 from adopter.rules.registry import bundled_rule_files, load_rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 CODE = """
 import torch.nn.functional as F

@@ -4,7 +4,7 @@ These need torch and transformers==4.34.0, which live in the separate environmen
 `.venv-verify` (see evaluation/verify/README.md), not in the main test environment: there
 every test here is skipped. Run them with
 
-    .venv-verify/bin/python -m pytest --noconftest -q tests/test_verify_harness.py
+    .venv-verify/bin/python -m pytest --noconftest -q tests/evaluation/test_verify_harness.py
 
 (`--noconftest`: the shared conftest imports the analysis stack, which that environment
 does not have.)
@@ -28,7 +28,7 @@ except ImportError as exc:  # the main environment: no torch
 if transformers.__version__ != "4.34.0":
     pytest.skip(f"transformers {transformers.__version__} installed, the zoo needs 4.34.0", allow_module_level=True)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ZOO = ROOT / "hf_models"
 sys.path.insert(0, str(ROOT))
 
