@@ -19,7 +19,7 @@ from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_obj_use", "report_unmodelled"}
+             "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled"}
 
 
 class _Positions:
@@ -74,9 +74,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
     for x, text, polarity in model.get("report_lit"):
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
     objects = {c.number: o for c, o in model.get("report_obj")}
-    uses: dict[int, set[int]] = {}
-    for c, e in model.get("report_obj_use"):
-        uses.setdefault(c.number, set()).add(e.number)
+    other_uses: dict[tuple, set[int]] = {}  # (match key, constructor index) -> expressions
+    for name, root, nodes, ctors, index, e in model.get("report_other_use"):
+        other_uses.setdefault(((name.string, root, nodes, ctors), index.number), set()).add(e.number)
     groups: dict[tuple, dict] = {}
     for name, root, nodes, ctors, index, node in model.get("match_node"):
         groups.setdefault((name.string, root, nodes, ctors), {"nodes": {}, "ctors": {}})["nodes"][index.number] = node
@@ -95,6 +95,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         rule = by_id[key[0]]
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
+        uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
         match.eager_when = _alternatives(eager.get(key, {}).values())
         match.merged_reads = merged.get(key, 0)
@@ -153,9 +154,8 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
                   for n, a, p in zip(nodes, anchors, rule.forward_source)]
     ctor_sites = [CtorSite(**pos.site(c), var=p.output, object=bindings[p.output],
                            sequential=objects.get(c) is not None and objects[c].name == "seq",
-                           other_uses=[list(use) for use in sorted(pos.span(e)[:2] for e in uses.get(c, ())
-                                                                    if e not in {site.get(n) for n in nodes})])
-                  for c, p in zip(ctors, rule.init_source)]
+                           other_uses=[list(use) for use in sorted(pos.span(e)[:2] for e in others)])
+                  for c, p, others in zip(ctors, rule.init_source, uses, strict=True)]
     return Match(rule=rule.id, file=path, line=line, end_line=end_line, function=function,
                  init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
                  path=[Literal(text, holds) for text, holds in path_lits],

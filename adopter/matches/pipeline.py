@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-import clingo
 
 from adopter.support.cache import ResultCache, entry_key
 from adopter.records import Diagnostic
@@ -25,7 +24,7 @@ from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match
 from adopter.matches.build import REPORTED, matches_from_model, rules_program, unmodelled_warnings
 from adopter.extract.sources import decode_source, extract_text, read_bytes
-from adopter.matches.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS, count_structures
+from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
 from adopter.datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS
@@ -156,13 +155,13 @@ def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple
     """The programs and extra program text of one file's clingo run."""
     main = main_program(variant)
     programs = (main, *MATCH_PROGRAMS) if matches else (main,)
-    return programs, (program if matches else "") + ("\n" + FORWARD_ROOTS if summary else "")
+    return programs, program if matches else ""
 
 
 def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str) -> dict:
     """One clingo run for the core summary and/or the rules' matches."""
     programs, extra = _programs(program, summary, matches, variant)
-    parts = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])] if summary else []
+    parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
     model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep)
     out = {}

@@ -130,8 +130,9 @@ def count_structures(model: Model) -> tuple[int, int]:
     return sum(len(s) for s in node_sets.values()), len(model.ids("too_many_guards"))
 
 
-FORWARD_ROOTS = 'structure_root(r(F)) :- function_def(F, "forward", _, _, _, _), function_class(F, _).'
-
+# the parts that enumerate the structures of every forward method, with at most `max_guards` guards each
+def forward_structure_parts(max_guards: int) -> list[tuple[str, list[clingo.Symbol]]]:
+    return [("structures", [clingo.Number(max_guards)]), ("forward_structures", [])]
 
 
 def _render_path(view: _View, nodes: list[clingo.Symbol], guards: list) -> Structure:

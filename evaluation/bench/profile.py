@@ -29,17 +29,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import clingo
 import pandas as pd
 
 from adopter.support.atomic import atomic_write_text
 from adopter.matches.build import rules_program
 from adopter.extract.sources import extract_text
-from adopter.matches.structures import FORWARD_ROOTS, SUMMARY_MAX_GUARDS
+from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
 from adopter.rules.registry import load_rules
 
-STRUCTURES = [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])]
+STRUCTURES = forward_structure_parts(SUMMARY_MAX_GUARDS)
 
 
 def datalog_steps() -> list[tuple[str, list[Path], str]]:
@@ -48,8 +47,8 @@ def datalog_steps() -> list[tuple[str, list[Path], str]]:
     out, loaded = [], []
     for program in includes + list(MATCH_PROGRAMS):
         loaded = loaded + [program]
-        out.append((str(program.relative_to(DATALOG_DIR)), loaded, FORWARD_ROOTS))
-    out.append(("compiled rules (all bundled)", loaded, FORWARD_ROOTS + "\n" + rules_program(load_rules())))
+        out.append((str(program.relative_to(DATALOG_DIR)), loaded, ""))
+    out.append(("compiled rules (all bundled)", loaded, rules_program(load_rules())))
     return out
 
 
