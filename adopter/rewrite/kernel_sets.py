@@ -61,7 +61,7 @@ _NO_GAIN: dict[str, str] = {
         LEFT_OUT + "not measured (no benchmark model has it), folds like conv_batchnorm",
     "adopter.kernels.rms_normalize":
         LEFT_OUT + "mixed results: faster or slower on T5 from one run to the next" + _FIGURES,
-    # tanh_gelu's one zoo model, Bloom, is not one of the benchmark's models: it was
+    # tanh_gelu's one zoo model, Bloom, is not one of the benchmark's models: it is
     # measured on its own, on CPU only (docs/benchmarks.md says how)
     "torch.nn.functional.gelu":
         LEFT_OUT + "not shown to help: no gain on CPU, not measured on a GPU" + _FIGURES,
