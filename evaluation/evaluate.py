@@ -1,5 +1,5 @@
 """`make eval`: score `build/matches.jsonl` against the location-level ground truth and the
-paper's counts. Writes `build/eval/summary.tsv` (DESIGN.md §5), `count_summary.tsv` and
+paper's counts. Writes `build/eval/summary.tsv` (docs/evaluation.md), `count_summary.tsv` and
 `differences.tsv` (every false positive and false negative), and prints the tables."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
 
     def consume(stream: Iterable, total: int):
         for item in (progress(stream, total) if progress else stream):
-            if item.tables is not None:  # written, not held: 2 M rows for the whole run only cost memory
+            if item.tables is not None:  # written, not held: the whole run's rows would only cost memory
                 writer.add_text(item.tables)
                 item.tables = None
             yield item

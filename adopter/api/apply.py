@@ -1,5 +1,5 @@
 """`adopter apply`: scan, patch each file with its matches, then show or write the result
-(DESIGN.md §5, "Patches"). Nothing is written unless asked; writes are atomic.
+(docs/rewriting.md). Nothing is written unless asked; writes are atomic.
 """
 
 from __future__ import annotations

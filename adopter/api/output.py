@@ -1,4 +1,4 @@
-"""Render scan matches: JSON lines (DESIGN.md §5), SARIF 2.1.0, or a table for people."""
+"""Render scan matches: JSON lines (README.md, "Outputs"), SARIF 2.1.0, or a table for people."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Start the `adopter` command with glibc's malloc on transparent huge pages.
 
 Why: every file is analysed in a fresh fork (adopter/support/forks.py), whose heap starts empty.
-clingo then fills ~20 MB of it, one 4 KiB page fault at a time. In a cold run of the zoo
-those faults took ~12% of the CPU, and the small pages cost TLB misses too.
+clingo then fills it one 4 KiB page fault at a time, and in a cold run those faults are a
+sizeable share of the workers' CPU; the small pages cost TLB misses too.
 `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` makes malloc ask the kernel for 2 MiB pages
-(`madvise`), where the kernel's THP mode allows that. It halved the faults and cut the
-workers' CPU by ~8%.
+(`madvise`), where the kernel's THP mode allows that: far fewer faults, and less CPU per
+worker (the measurements are in CHANGELOG.md).
 
 glibc reads the tunable only when a process starts. So the command runs itself again,
 once, with the tunable added. This is done before the CLI's imports, so the first

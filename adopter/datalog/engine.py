@@ -44,8 +44,8 @@ class _Builtins:
 
     @staticmethod
     def cat(*parts: clingo.Symbol) -> clingo.Symbol:
-        # asking each part's `type` (an enum built per call) cost twice the time of trying
-        # `string`, which only numbers and terms fail
+        # trying `string`, which only numbers and terms fail, is cheaper than asking each
+        # part's `type` (an enum built per call)
         texts = []
         for part in parts:
             try:
@@ -82,8 +82,8 @@ def _escape(text: str) -> str:
 
 
 def _escape_column(texts: list[str]) -> list[str]:
-    """The texts escaped, all in one: `str.replace` scans in C, while `str.translate` looked
-    every character up in a dict (40% of rendering a file's facts as clingo terms)."""
+    """The texts escaped, all in one: `str.replace` scans in C, while `str.translate` would
+    look every character up in a dict, a large part of rendering a file's facts as terms."""
     escaped = _escape("\0".join(texts)).split("\0")
     return escaped if len(escaped) == len(texts) else [_escape(text) for text in texts]  # a text held "\0"
 
@@ -92,9 +92,9 @@ def loading_rules(relations: Iterable[str]) -> str:
     """One rule per input relation that takes all its rows from `@input` at once.
 
     Why not one fact statement per row: clingo parses and prepares every statement on its
-    own (~2.5 us each, before the row's terms), while one rule instantiated over a list of
-    tuples parsed by `clingo.parse_term` costs a third less per row in all (and rows are
-    most of what a file gives clingo).
+    own, before the row's terms, while one rule instantiated over a list of tuples parsed
+    by `clingo.parse_term` costs less per row in all (and rows are most of what a file
+    gives clingo).
     """
     out = []
     for relation in sorted(relations):
@@ -141,7 +141,7 @@ def relations_read(programs: Sequence[Path], extra_program: str = "") -> set[str
     return set(_relations_read(tuple(programs), extra_program))
 
 
-@lru_cache(maxsize=16)  # every file of a run asks the same: scanning ~100 KB of rules each time was waste
+@lru_cache(maxsize=16)  # every file of a run asks the same: no need to scan the programs' text again
 def _relations_read(programs: tuple[Path, ...], extra_program: str) -> frozenset[str]:
     words = set(_WORD.findall(extra_program))
     for program in programs:
@@ -153,7 +153,7 @@ def _relations_read(programs: tuple[Path, ...], extra_program: str) -> frozenset
 def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str, str]:
     """Each relation's rows as the text of one clingo tuple of tuples (the hot path of loading).
 
-    Each relation is one `%` format over all its fields, a fifth faster than one format per row."""
+    Each relation is one `%` format over all its fields, which is faster than one format per row."""
     out = {}
     for relation, rows in facts.rows.items():
         if relations is not None and relation not in relations:
@@ -189,9 +189,9 @@ class Model:
 
 
 # Atoms are read from the grounder (`symbolic_atoms`), never from a model, so nothing is
-# solved. Showing no atom spares clingo a printed string per atom for its output table
-# (~10% of grounding), and an observer that replaces the solver spares it handing every
-# ground fact to clasp (~6%): the grounder alone decides a stratified program.
+# solved. Showing no atom spares clingo a printed string per atom for its output table,
+# and an observer that replaces the solver spares it handing every ground fact to clasp:
+# the grounder alone decides a stratified program, so both would be wasted grounding time.
 _SHOW_NOTHING = "#show.\n"
 
 
@@ -220,14 +220,14 @@ _prepared: dict[tuple, tuple[clingo.Control, list[str]]] = {}
 
 def prepare(programs: Sequence[Path], text: str) -> None:
     """Load `programs` and `text` now, for the next `solve` of them in this process or in
-    each fork of it: a fork then skips parsing them (~5% of a file's analysis)."""
+    each fork of it: a fork then skips parsing them, which every file would otherwise repeat."""
     relations = frozenset(relations_read(programs, text))
     _prepared[(tuple(programs), text, relations)] = _loaded(programs, text, relations)
 
 
 # Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
 # input relation that says a file has one: a part is grounded only for such a file. Every
-# rule costs every file's grounding (~80 K instructions per body literal) even when nothing
+# rule costs every file's grounding, for each of its body literals, even when nothing
 # matches it.
 CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled"}
 
@@ -252,8 +252,8 @@ def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int
     """The argument ids (see `Model`) of every atom `name/arity` of a ground program.
 
     Through clingo's C functions rather than `SymbolicAtoms.by_signature`: the public
-    iterator allocates its out-parameters and wraps a Python object on every call, and
-    reading a file's ~1,300 summary atoms through it was 6% of the file's analysis (3x this)."""
+    iterator allocates its out-parameters and wraps a Python object on every call, which
+    for the many summary atoms of a file is a visible part of its analysis."""
     atoms = control.symbolic_atoms._rep
     signature = _ffi.new("clingo_signature_t*")
     it, end = _ffi.new("clingo_symbolic_atom_iterator_t*"), _ffi.new("clingo_symbolic_atom_iterator_t*")

@@ -429,7 +429,7 @@ class FactExtractor:
 
     # -- expressions -----------------------------------------------------------------
     def _expr(self, node: ast.expr, sid: int, always_text: bool = False, force_load: bool = False) -> int:
-        # the hot path of extraction (~1,100 expressions per zoo file): branches test the node's
+        # the hot path of extraction (every expression of a file): branches test the node's
         # type by identity, most frequent first, and rows are appended to their lists directly
         self._next_id += 1
         eid = self._next_id

@@ -94,8 +94,8 @@ def flat_fields(relation: str, rows: list[tuple], convert_column) -> tuple:
     converted at once (`convert_column`: the column's values in, converted values out):
     both renderings of the facts format this tuple with one `%` and quote only these.
 
-    Why by column: converting field by field (a copy of every row, a call per field) was
-    40% of rendering a file's facts as clingo terms."""
+    Why by column: converting field by field costs a copy of every row and a call per
+    field, a large part of rendering a file's facts as clingo terms."""
     positions = FREE_TEXT_POSITIONS[relation]
     if not positions:
         return tuple(chain.from_iterable(rows))

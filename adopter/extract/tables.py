@@ -36,11 +36,11 @@ def _field_column(texts: list[str]) -> list[str]:
 def table_text(facts: FileFacts) -> dict[str, str]:
     """Each relation's rows of one file as TSV lines (no header), ready to append.
 
-    Why not `csv.writer`: it checks every field of the 2 M rows for characters to quote,
+    Why not `csv.writer`: it checks every field of every row for characters to quote,
     and only free-text columns (and the path) can hold one (see schema.FREE_TEXT_COLUMNS).
     Here each relation is one `%` format over all its fields at once: formatting row by
-    row in Python was ~10 ms per zoo file, more than extracting its facts. Files are
-    rendered in the workers.
+    row in Python would cost more than extracting the file's facts. Files are rendered
+    in the workers.
     """
     line_start = _field(facts.path).replace("%", "%%") + "\t"
     out = {}
@@ -109,7 +109,7 @@ def write_tables(all_facts: list[FileFacts], out_dir: Path) -> list[Path]:
 def read_tables(facts_dir: Path) -> list[FileFacts]:
     """Read the tables written by `write_tables` back into per-file facts; a table that is
     not one (wrong columns, a value of the wrong type, unparsable) raises `AdopterError`."""
-    import pandas as pd  # only here: pandas costs a third of a second at start-up
+    import pandas as pd  # only here: importing pandas would slow every command's start-up
 
     by_file: dict[str, FileFacts] = {}
     for relation, (cols, _) in RELATIONS.items():

@@ -97,7 +97,7 @@ class _Editor(cst.CSTTransformer):
         if not super().on_visit(node):
             return False
         # descend only where an edit is left: the rest of the tree is kept as it is, and
-        # visiting it was most of a file's rewrite
+        # visiting it would be most of a file's rewrite
         position = self.get_metadata(PositionProvider, node, None)
         return position is None or any(_within(key, position) for key in self.pending)
 

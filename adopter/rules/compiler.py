@@ -10,8 +10,8 @@ For a forward pattern of k nodes the generated program has
 One program for all rules (`adopter/datalog/match/checks.lp`) keeps the candidates whose nodes
 can share one path and whose intermediate values nothing else reads, as `match_node` etc.
 Every question is answered by the analyses' relations (`adopter/datalog/`); this module only
-writes the rule body. (A candidate check written out per rule, as it once was, made
-grounding cost ~5-20 ms per rule and file before any fact was read.)
+writes the rule body. (A candidate check written out per rule would cost grounding time
+per rule and file before any fact is read.)
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def compile_rule(rule: Rule) -> str:
                 body += [f"ctor_text({cs[j1]}, {_pos(a)}, T_{v[1:]})", f"ctor_text({cs[j2]}, {_pos(b)}, T_{v[1:]})"]
     # `;` is a sequence: the nodes run in the pattern's order. A node has one key (node_key
     # in adopter/datalog/match/support.lp is a function of the node's site), so K1 < K2 < ... also
-    # makes the nodes distinct: no `Xi != Xj` literals, which grew with the square of the
-    # pattern's length. Constructors have no order: two `init:` nodes are two objects.
+    # makes the nodes distinct: no `Xi != Xj` literals, which would grow with the square of
+    # the pattern's length. Constructors have no order: two `init:` nodes are two objects.
     for k in range(len(xs) - 1):
         body.append(f"K{k + 1} < K{k + 2}")
     body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
@@ -168,10 +168,10 @@ def _chained(name: str, body: list[str], xs: list[str], cs: list[str], head: str
     partial candidates of step k-1 with node k's literals (and those that need it).
 
     Why not one rule: clingo orders a body by guessing literal sizes, which costs time
-    quadratic in its length for every file (the longest rule had 122 literals; ordering
-    bodies was 44% of grounding a file with no facts, mostly these), and its guesses could
-    start anywhere in the pattern; a chain follows the pattern's order, with at most a
-    node's literals per rule.
+    quadratic in its length for every file (a long pattern written as one rule runs to over
+    a hundred literals, and ordering them would dominate grounding a small file), and its
+    guesses can start anywhere in the pattern; a chain follows the pattern's order, with at
+    most a node's literals per rule.
 
     Every literal's variables are read once, and each step is computed from the literals
     that hold a variable: the time grows with the body's length, not with its square.

@@ -16,7 +16,7 @@ from adopter.rules.typecheck import check_types, named_types
 
 _GRAMMAR = (Path(__file__).resolve().parent / "grammar.lark").read_text()
 # No `cache=True`: lark would load its parse tables from a pickle at a predictable name in
-# the shared temp folder, which any local user can plant. Building them costs ~50 ms, paid
+# the shared temp folder, which any local user can plant. Building them takes time, paid
 # only when a rule is parsed: parsed rules are cached (adopter/rules/registry.py), as JSON.
 _PARSER = lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True)
 

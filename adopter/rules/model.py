@@ -1,5 +1,6 @@
 """What a parsed rule is: plain dataclasses, without the parser, so that rules loaded from
-the cache (adopter/rules/registry.py) need no lark at all (~60 ms of every `adopter` start)."""
+the cache (adopter/rules/registry.py) need no lark at all, whose import would slow every
+`adopter` start."""
 
 from __future__ import annotations
 

@@ -74,8 +74,8 @@ def encode_entry(kind: str, value, texts: list[str] = ()) -> bytes:
     """An entry's bytes: a magic line, a header line (kind, format, sizes, sha256 of the
     payload), then the payload: `value` as JSON, then each of `texts` as raw UTF-8.
 
-    Why texts apart: large text (a file's fact tables, ~0.6 MB) costs ~10 ms to escape
-    into JSON and as much to read back; raw, it is a copy."""
+    Why texts apart: large text (a file's fact tables) is slow to escape into JSON and
+    to read back; raw, it is a copy."""
     parts = [json.dumps(value, separators=(",", ":")).encode()] + [text.encode() for text in texts]
     digest = hashlib.sha256()
     for part in parts:
@@ -170,7 +170,7 @@ def _prepare(folder: Path) -> str | None:
 
 def _remove_stale_temporaries(folder: Path) -> None:
     """At most once per `_STALE_TEMP_SECONDS` (a marker file's time): walking every shard
-    costs a few milliseconds per thousand entries, on every run otherwise."""
+    costs time in proportion to the entries, which every run would pay otherwise."""
     cutoff = time.time() - _STALE_TEMP_SECONDS
     marker = folder / ".cleaned"
     try:

@@ -2,13 +2,13 @@
 
 Why a fresh process per file: clingo interns every symbol in a process-wide table that
 is never freed, and its heap fragments, so a long-lived worker grounds each file more
-slowly than the last (a file grounds 2x slower after 75 others); freeing a ground
-program object by object is slow too, and an exiting process skips it. A fork inherits
-the parent's warm caches, so starting one is cheap. A child that dies (a crash, the
-out-of-memory killer) costs its own task only, and so does one stopped by a limit: the
-parent kills a child that runs longer than `Limits.seconds`, and a child's memory is
-capped at `Limits.megabytes` more than it started with. A child never outlives its
-parent (`Lifeline`): a killed parent must not leave workers holding its caller's pipes.
+slowly than the last; freeing a ground program object by object is slow too, and an
+exiting process skips it. A fork inherits the parent's warm caches, so starting one is
+cheap. A child that dies (a crash, the out-of-memory killer) costs its own task only,
+and so does one stopped by a limit: the parent kills a child that runs longer than
+`Limits.seconds`, and a child's memory is capped at `Limits.megabytes` more than it
+started with. A child never outlives its parent (`Lifeline`): a killed parent must not
+leave workers holding its caller's pipes.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def _address_space() -> int:
 def _child(function: Callable, task, sender, lifeline: Lifeline, limits: Limits) -> None:
     lifeline.attach()
     # the child lives for one task: collecting cycles would only walk (and copy, page by
-    # page) the heap it shares with the parent (~4% of a file's CPU)
+    # page) the heap it shares with the parent, CPU spent for nothing
     gc.disable()
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if limits.megabytes:

@@ -1,4 +1,4 @@
-"""`make bench-bigfile`: cost per MB of one large file, next to the zoo's (DESIGN.md §6: a
+"""`make bench-bigfile`: cost per MB of one large file, next to the zoo's (the bar: a
 50,000-line file within 2x the zoo's cost per MB and under 1 GiB).
 
 For every shape of evaluation/bench/big_file.py and size (lines), one generated file is

@@ -1,7 +1,7 @@
 """`make profile`: where the cold analysis of a file goes, step by step (measure first).
 
 Steps, on a sample of zoo files (every `--every`-th), each cumulative over the last:
-  parse          `ast.parse`, the yardstick of DESIGN.md §6
+  parse          `ast.parse`, the yardstick of docs/performance.md
   extract        facts from source (it parses too)
   fact terms     the facts as clingo terms (text), one per relation
   then the Datalog: the same facts loaded and grounded with the programs of `main.lp`

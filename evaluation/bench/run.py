@@ -2,7 +2,7 @@
 
 Measures (medians of --repeat runs, at least 7 for the sub-second re-scans; all on the same files):
   parse       `ast.parse` of every zoo file, in-process, one core: the yardstick
-  cold        `adopter facts` + `adopter scan` with an empty cache (DESIGN.md §6 bar: <= 6x parse)
+  cold        `adopter facts` + `adopter scan` with an empty cache (the bar, docs/performance.md: <= 6x parse)
   warm        the same two commands again, cache filled
   scan_cold   `adopter scan --no-cache` alone
   rescan_one_changed   `adopter scan` of the whole zoo after one file changed (warm cache)

@@ -1,4 +1,4 @@
-"""`adopter scan`: output contracts (DESIGN.md §5), rule selection errors, zoo sample vs ground truth."""
+"""`adopter scan`: output contracts (README.md, "Outputs"), rule selection errors, zoo sample vs ground truth."""
 
 import json
 
