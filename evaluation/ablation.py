@@ -1,6 +1,6 @@
 """Ablations (the paper's Table 3): the same engine with one analysis swapped out.
 
-Each variant is `adopter/datalog/main_<variant>.lp`, which swaps one include of `main.lp`.
+Each variant fills one slot of the analyses with its own part (`adopter/datalog/variants/<variant>.lp`).
 Scans the zoo with every variant, scores each against the ground truth, writes
 `build/eval/ablation.tsv` (`variant rule gt tp fp fn precision recall`, variant `full`
 included) and returns it.
@@ -19,7 +19,7 @@ from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, location_summary, matches_frame
 from adopter.rules.registry import load_rules
 
-ALL_VARIANTS = ("full",) + VARIANTS
+ALL_VARIANTS = ("full", *VARIANTS)
 
 
 def run_ablations(zoo: Path, groundtruth: Path, out: Path, progress=None) -> pd.DataFrame:

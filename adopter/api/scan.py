@@ -21,7 +21,7 @@ def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
          variant: str = "full", limits: Limits = Limits()) -> ScanResult:
     """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
 
-    `variant` selects an ablation of the analyses (`adopter/datalog/main_<variant>.lp`), for evaluation;
+    `variant` selects an ablation of the analyses (`adopter/datalog/variants/<variant>.lp`), for evaluation;
     a file's analysis over `limits` (time, memory) is one diagnostic.
     """
     start = time.perf_counter()

@@ -20,16 +20,20 @@ from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
 
 DATALOG_DIR = Path(__file__).resolve().parent
 MAIN_PROGRAM = DATALOG_DIR / "main.lp"
-VARIANTS = ("no_feasibility", "no_inlining", "name_equality_flow", "no_alias_resolution")
+# The analyses an ablation can take away: each is a `#program` part of main.lp's files (a
+# slot), which an ablation replaces with its own part (variants/<variant>.lp, a few lines).
+SLOTS = {"flow": "reaching_definitions", "aliases": "alias_resolution", "inlining": "helper_contexts",
+         "feasibility": "path_feasibility"}
+VARIANTS = {"no_feasibility": "feasibility", "no_inlining": "inlining", "name_equality_flow": "flow",
+            "no_alias_resolution": "aliases"}  # variant -> the slot it fills
 
 
-def main_program(variant: str | None = None) -> Path:
-    """The analyses' table of contents: `main.lp`, or an ablation's (`main_<variant>.lp`)."""
-    if variant in (None, "full"):
-        return MAIN_PROGRAM
-    if variant not in VARIANTS:
+def analysis_parts(variant: str = "full") -> list[tuple[str, list[clingo.Symbol]]]:
+    """The parts to ground for the full analysis, or for an ablation of one of its slots."""
+    if variant != "full" and variant not in VARIANTS:
         raise ValueError(f"unknown analysis variant {variant!r} (known: full, {', '.join(VARIANTS)})")
-    return DATALOG_DIR / f"main_{variant}.lp"
+    replaced = VARIANTS.get(variant)
+    return [(variant if slot == replaced else part, []) for slot, part in SLOTS.items()]
 
 
 MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp"))
@@ -233,13 +237,14 @@ CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled
 
 
 def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-           facts: dict[str, str] | None = None) -> clingo.Control:
+           facts: dict[str, str] | None = None, variant: str = "full") -> clingo.Control:
     """A clingo control with `programs`, the program `text` (rules, facts) and the input
-    relations `facts` (from `fact_terms`) loaded and grounded."""
+    relations `facts` (from `fact_terms`) loaded and grounded: the base part, the analyses'
+    slots as `variant` fills them, `parts`, and the parts of the constructs the file has."""
     facts = facts or {}
     key = (tuple(programs), text, frozenset(facts))
     control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
-    parts = [("base", []), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
+    parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
                                      if facts.get(relation, "()") != "()")]
     try:
         control.ground(parts, context=_Builtins(facts))
@@ -292,9 +297,10 @@ def retain_controls() -> None:
 
 
 def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None) -> Model:
-    """Ground and solve `programs` over `facts`; return the atoms (of `keep`, or all)."""
-    control = ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)))
+          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None, variant: str = "full") -> Model:
+    """Ground and solve `programs` over `facts` (the analyses as `variant` has them); return
+    the atoms (of `keep`, or all)."""
+    control = ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)), variant)
     # The programs are stratified, so grounding alone decides every atom (all become
     # facts): read the wanted relations straight from the grounder, without solving.
     wanted = set(keep) if keep is not None else None

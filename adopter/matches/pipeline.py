@@ -25,7 +25,7 @@ from adopter.records import Match
 from adopter.matches.build import REPORTED, matches_from_model, rules_program, unmodelled_warnings
 from adopter.extract.sources import decode_source, extract_text, read_bytes
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
-from adopter.datalog.engine import MATCH_PROGRAMS, main_program, prepare, retain_controls, solve
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, prepare, retain_controls, solve
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS
 from adopter.rules.model import Rule
@@ -153,8 +153,7 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
 
 def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple[tuple[Path, ...], str]:
     """The programs and extra program text of one file's clingo run."""
-    main = main_program(variant)
-    programs = (main, *MATCH_PROGRAMS) if matches else (main,)
+    programs = (MAIN_PROGRAM, *MATCH_PROGRAMS) if matches else (MAIN_PROGRAM,)
     return programs, program if matches else ""
 
 
@@ -163,7 +162,7 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
     programs, extra = _programs(program, summary, matches, variant)
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
-    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep)
+    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
     out = {}
     if summary:
         structures, skipped = count_structures(model)
