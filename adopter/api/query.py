@@ -18,7 +18,9 @@ import clingo
 import clingo.ast
 
 from adopter.records import AdopterError, Diagnostic
-from adopter.datalog.engine import known_relations, solve, symbol_value
+from adopter.datalog.engine import MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, solve, symbol_value
+
+_PROGRAMS = (MAIN_PROGRAM, *QUERY_PROGRAMS)  # the analyses, and the relations only queries read
 from adopter.extract.python_facts import FileFacts
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ def parse_query(text: str) -> tuple[list[str], str]:
     if len(rules) != 1 or rules[0].ast_type != clingo.ast.ASTType.Rule:
         raise _invalid(text, "a query is one rule body (literals separated by commas)")
     body = list(rules[0].body)
-    known = known_relations()
+    known = known_relations(_PROGRAMS)
     for literal in body:
         if literal.ast_type != clingo.ast.ASTType.Literal or literal.atom.ast_type not in _BODY_ATOMS:
             raise _invalid(text, f"`{literal}` is not a body literal")
@@ -127,7 +129,7 @@ def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":
     rows = []
     for facts in all_facts:
         try:
-            model = solve(facts, extra_program=rule, keep={_RESULT})
+            model = solve(facts, extra_program=rule, programs=_PROGRAMS, keep={_RESULT})
         except RuntimeError as error:  # e.g. a variable only a negated literal binds
             raise _invalid(text, str(error).split("error:", 1)[-1].strip()) from None
         for args in model.get(_RESULT):

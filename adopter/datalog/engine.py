@@ -37,6 +37,7 @@ def analysis_parts(variant: str = "full") -> list[tuple[str, list[clingo.Symbol]
 
 
 MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp"))
+QUERY_PROGRAMS = (DATALOG_DIR / "addons" / "queries.lp",)  # relations only queries read
 
 
 class _Builtins:

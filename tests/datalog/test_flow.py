@@ -19,8 +19,8 @@ class M(nn.Module):
 
 def _flows_by_type(code: str) -> set[tuple[str, str]]:
     from conftest import facts_of
-    from adopter.datalog.engine import solve
-    model = solve(facts_of(code), keep={"node_type", "feasible_flow"})
+    from adopter.datalog.engine import MAIN_PROGRAM, QUERY_PROGRAMS, solve
+    model = solve(facts_of(code), programs=(MAIN_PROGRAM, *QUERY_PROGRAMS), keep={"node_type", "feasible_flow"})
     types = {n: t.string for n, t in model.get("node_type")}
     return {(types[a], types[b]) for a, b in model.get("feasible_flow")}
 

@@ -1,7 +1,9 @@
 """adopter/datalog/paths: guards, consistent literals, contradictory guards, early returns."""
 
 from conftest import facts_of, structures_of
-from adopter.datalog.engine import solve
+from adopter.datalog.engine import MAIN_PROGRAM, QUERY_PROGRAMS, solve
+
+QUERIES = (MAIN_PROGRAM, *QUERY_PROGRAMS)  # flow and feasible_flow are query relations
 
 DPT_LIKE = """
 from torch import nn
@@ -45,7 +47,7 @@ def test_negated_guard_is_the_same_condition_with_the_other_polarity():
             return x
     """
     assert structures_of(code, "M") == ["torch.nn.ReLU(x) -> x", "torch.nn.Linear(x) -> x"]
-    model = solve(facts_of(code), keep={"flow", "feasible_flow"})
+    model = solve(facts_of(code), programs=QUERIES, keep={"flow", "feasible_flow"})
     assert len(model.get("flow")) == 1          # Linear -> ReLU by reaching definitions...
     assert model.get("feasible_flow") == []     # ...but no path runs both
 
@@ -83,7 +85,7 @@ def test_elif_chains_exclude_each_other():
 
 
 def _flow_types(code: str, relation: str) -> set[tuple[str, str]]:
-    model = solve(facts_of(code), keep={"node_type", relation})
+    model = solve(facts_of(code), programs=QUERIES, keep={"node_type", relation})
     types = {n: t.string for n, t in model.get("node_type")}
     return {(types[a], types[b]) for a, b in model.get(relation)}
 

@@ -6,7 +6,7 @@ import pytest
 from conftest import ROOT, facts_of
 
 from adopter.datalog import engine
-from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, VARIANTS, analysis_parts
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, QUERY_PROGRAMS, VARIANTS, analysis_parts
 from adopter.extract.python_facts import extract_source
 from adopter.matches.build import rules_program
 from adopter.matches.structures import forward_structure_parts
@@ -16,10 +16,9 @@ from adopter.rules.registry import load_rules
 STATEMENTS = ROOT / "tests" / "fixtures" / "dropout_layernorm_statements.py"
 
 
-def _warnings(variant: str, source: str, path: str) -> list[str]:
+def _warnings(variant: str, source: str, path: str, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS)) -> list[str]:
     facts = extract_source(source, path)
-    text = rules_program(load_rules(cache_dir=None))
-    programs = (MAIN_PROGRAM, *MATCH_PROGRAMS)
+    text = rules_program(load_rules(cache_dir=None)) if MATCH_PROGRAMS[0] in programs else ""
     terms = engine.fact_terms(facts, engine.relations_read(programs, text))
     messages: list[str] = []
     control = clingo.Control(logger=lambda code, message: messages.append(f"{code.name}: {message}"))
@@ -35,6 +34,12 @@ def _warnings(variant: str, source: str, path: str) -> list[str]:
 @pytest.mark.parametrize("variant", ["full", *VARIANTS])
 def test_every_variant_grounds_without_an_undefined_atom(variant):
     messages = _warnings(variant, STATEMENTS.read_text(), str(STATEMENTS))
+    assert [m for m in messages if m.startswith("AtomUndefined")] == []
+
+
+@pytest.mark.parametrize("variant", ["full", *VARIANTS])
+def test_the_query_add_on_grounds_without_an_undefined_atom(variant):
+    messages = _warnings(variant, STATEMENTS.read_text(), str(STATEMENTS), (MAIN_PROGRAM, *QUERY_PROGRAMS))
     assert [m for m in messages if m.startswith("AtomUndefined")] == []
 
 
