@@ -5,6 +5,8 @@ imports)."""
 from __future__ import annotations
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import GatherImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from adopter.rewrite.spans import NodeKey, SourceLines, Unsafe
@@ -26,8 +28,13 @@ class FileContext:
         self.where: dict[int, tuple[cst.CSTNode, int]] = {}  # id(statement) -> (owner of its block, index)
         self.branch_of: dict[int, tuple[cst.If, str]] = {}  # id(IndentedBlock) -> (its If, "body" | "orelse")
         self.names: set[str] = set()  # every identifier in the file (attribute names included)
-        self.imported: dict[str, str] = {}  # qualified name -> local name, for `from m import n [as a]`
         self.module.visit(_Collector(self))
+        # what `from m import n [as a]` already binds: libcst's gatherer, which AddImportsVisitor uses too
+        imports = GatherImportsVisitor(CodemodContext())
+        self.module.visit(imports)
+        self.imported: dict[str, str] = {  # qualified name -> local name
+            **{f"{module}.{name}": name for module, names in imports.object_mapping.items() for name in names},
+            **{f"{module}.{name}": alias for module, pairs in imports.alias_mapping.items() for name, alias in pairs}}
 
     def node(self, kind: str, span, what: str) -> cst.CSTNode:
         key = self.lines.key(kind, span)
@@ -75,19 +82,4 @@ class _Collector(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.ctx.names.add(node.value)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        module = _dotted(node.module)
-        for alias in node.names:
-            local = alias.asname.name.value if alias.asname else _dotted(alias.name)
-            self.ctx.imported[f"{module}.{_dotted(alias.name)}"] = local
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
 

@@ -11,6 +11,8 @@ import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
 
 from adopter.records import Match
 from adopter.rewrite.context import FileContext
@@ -103,24 +105,12 @@ def _together(ctx: FileContext, planned: list[tuple[Match, Plan]], result: FileP
 
 
 def _add_imports(module: cst.Module, namer: Namer, qnames: set[str]) -> cst.Module:
-    """`from m import n [as a]` for each new name, after the file's last top-level import
-    (after the docstring and `__future__` imports when there is none)."""
+    """`from m import n [as a]` for each new name, through libcst's AddImportsVisitor (which
+    places it with the file's imports and adds nothing the file already imports)."""
     needed = [namer.new_imports[q] for q in sorted(qnames) if q in namer.new_imports]
     if not needed:
         return module
-    lines = [cst.parse_statement(f"from {m} import {n}" + (f" as {a}" if a else "") + "\n") for m, n, a in needed]
-    body = list(module.body)
-    at = 0
-    for index, statement in enumerate(body):
-        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
-            at = index + 1
-        elif at == 0 and index == 0 and _is_docstring(statement):
-            at = 1
-        elif not isinstance(statement, cst.SimpleStatementLine) or at:
-            break
-    return module.with_changes(body=body[:at] + lines + body[at:])
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+    context = CodemodContext()
+    for module_name, name, alias in needed:
+        AddImportsVisitor.add_needed_import(context, module_name, name, alias)
+    return AddImportsVisitor(context).transform_module(module)
