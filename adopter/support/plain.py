@@ -12,6 +12,7 @@ import dataclasses
 import types
 import typing
 from functools import lru_cache
+from typing import Callable
 
 
 def to_plain(value):
@@ -27,46 +28,66 @@ def to_plain(value):
 
 def from_plain(kind, data):
     """`data` (from `to_plain`, through JSON) as a value of type `kind`; ValueError when it does not fit."""
+    return _decoder(kind)(data)
+
+
+@lru_cache(maxsize=None)
+def _decoder(kind) -> Callable:
+    """The checking decoder of one type, built once: a cache hit decodes thousands of values,
+    and walking the type's annotations for each of them cost more than the checks."""
     origin = typing.get_origin(kind)
     if kind is typing.Any:
-        return data
+        return lambda data: data
     if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(kind):
-            try:
-                return from_plain(option, data)
-            except ValueError:
-                pass
-        raise ValueError(f"{data!r:.60} is none of {kind}")
+        options = [_decoder(option) for option in typing.get_args(kind)]
+
+        def union(data):
+            for option in options:
+                try:
+                    return option(data)
+                except ValueError:
+                    pass
+            raise ValueError(f"{data!r:.60} is none of {kind}")
+        return union
     if kind is type(None):
-        return _expect(data, data is None, kind)
+        return lambda data: _expect(data, data is None, kind)
     if kind is bool:
-        return _expect(data, isinstance(data, bool), kind)
+        return lambda data: _expect(data, isinstance(data, bool), kind)
     if kind is int:
-        return _expect(data, isinstance(data, int) and not isinstance(data, bool), kind)
+        return lambda data: _expect(data, isinstance(data, int) and not isinstance(data, bool), kind)
     if kind is float:
-        return _expect(data, isinstance(data, (int, float)) and not isinstance(data, bool), kind)
+        return lambda data: _expect(data, isinstance(data, (int, float)) and not isinstance(data, bool), kind)
     if kind is str:
-        return _expect(data, isinstance(data, str), kind)
+        return lambda data: _expect(data, isinstance(data, str), kind)
     if dataclasses.is_dataclass(kind):
-        hints = _hints(kind)
-        _expect(data, isinstance(data, dict) and set(data) == set(hints), kind)
-        return kind(**{name: from_plain(hint, data[name]) for name, hint in hints.items()})
+        fields = {name: _decoder(hint) for name, hint in _hints(kind).items()}
+        names = set(fields)
+
+        def record(data):
+            _expect(data, isinstance(data, dict) and data.keys() == names, kind)
+            return kind(**{name: decode(data[name]) for name, decode in fields.items()})
+        return record
     if kind is dict or kind is list:  # unparameterised: any JSON value of that shape
-        return _expect(data, isinstance(data, kind), kind)
+        return lambda data: _expect(data, isinstance(data, kind), kind)
     if origin is list:
         (item,) = typing.get_args(kind)
-        return [from_plain(item, x) for x in _expect(data, isinstance(data, list), kind)]
+        decode_item = _decoder(item)
+        return lambda data: [decode_item(x) for x in _expect(data, isinstance(data, list), kind)]
     if origin is tuple:
         args = typing.get_args(kind)
-        _expect(data, isinstance(data, list), kind)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_plain(args[0], x) for x in data)
-        _expect(data, len(data) == len(args), kind)
-        return tuple(from_plain(a, x) for a, x in zip(args, data))
+            decode_item = _decoder(args[0])
+            return lambda data: tuple(decode_item(x) for x in _expect(data, isinstance(data, list), kind))
+        decoders = [_decoder(a) for a in args]
+
+        def fixed(data):
+            _expect(data, isinstance(data, list) and len(data) == len(decoders), kind)
+            return tuple(decode(x) for decode, x in zip(decoders, data))
+        return fixed
     if origin is dict:
         key, item = typing.get_args(kind)
-        _expect(data, isinstance(data, dict), kind)
-        return {from_plain(key, k): from_plain(item, v) for k, v in data.items()}
+        decode_key, decode_value = _decoder(key), _decoder(item)
+        return lambda data: {decode_key(k): decode_value(v) for k, v in _expect(data, isinstance(data, dict), kind).items()}
     raise TypeError(f"from_plain cannot build {kind}")
 
 
