@@ -151,7 +151,7 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
 }
 
 
-def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple[tuple[Path, ...], str]:
+def _programs(program: str, matches: bool) -> tuple[tuple[Path, ...], str]:
     """The programs and extra program text of one file's clingo run."""
     programs = (MAIN_PROGRAM, *MATCH_PROGRAMS) if matches else (MAIN_PROGRAM,)
     return programs, program if matches else ""
@@ -159,7 +159,7 @@ def _programs(program: str, summary: bool, matches: bool, variant: str) -> tuple
 
 def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str) -> dict:
     """One clingo run for the core summary and/or the rules' matches."""
-    programs, extra = _programs(program, summary, matches, variant)
+    programs, extra = _programs(program, matches)
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
     model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
@@ -199,7 +199,7 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     if todo and (limits or jobs > 1 and len(todo) > 1):
         # every fork starts from a control with the programs already loaded (for a file that
         # misses all it asks for, as in a cold run; another file loads its own)
-        prepare(*_programs(program, want_summary, rules is not None, variant))
+        prepare(*_programs(program, rules is not None))
         computed = _forked([task for _, task in todo], min(jobs, len(todo)), limits)
     else:
         computed = enumerate(_analyse(task) for _, task in todo)

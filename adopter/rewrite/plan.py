@@ -32,7 +32,7 @@ from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
 from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
 from adopter.rewrite.spans import EditSet, Unsafe, inside
-from adopter.rules.model import Input, PatternNode, Rule
+from adopter.rules.model import PatternNode, Rule
 
 KERNEL_HELPERS = "adopter.kernels.load_renamed"
 

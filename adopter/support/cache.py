@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 PACKAGE = Path(__file__).resolve().parent.parent
-# what patched models import and what edits source cannot change an analysis result
-_NOT_FINGERPRINTED = ("kernels", "rewrite")
+# what patched models import, what edits source, and the front ends over the pipeline
+# cannot change an analysis result
+_NOT_FINGERPRINTED = ("kernels", "rewrite", "api", "cli")
 FORMAT = 1  # the entry layout: part of every key, so another layout is never read
 _MAGIC = b"adopter-cache\n"
 _STALE_TEMP_SECONDS = 600  # a temporary file lives for milliseconds: older ones were left by a killed run
@@ -50,8 +51,8 @@ DEFAULT_DIR = default_dir()  # read once, at import (the tests set ADOPTER_CACHE
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """Hash of the extractor, the Datalog programs, the rules' code and the pipeline (with
-    the names catalogue that the rule checker reads); not the runtime kernels nor the
-    rewriter, which no cached result depends on."""
+    the names catalogue that the rule checker reads); not the runtime kernels, the rewriter,
+    the API or the CLI, which no cached result depends on."""
     digest = hashlib.sha256(f"format {FORMAT}".encode())
     for pattern in ("*.py", "*.lp", "*.lark", "*.tsv"):
         for path in sorted(PACKAGE.rglob(pattern)):

@@ -10,7 +10,7 @@ from adopter.rules.registry import load_rules
 
 
 def _solve(code: str, rule_id: str, keep: set[str]):
-    rules = [r for r in load_rules([rule_id], cache_dir=None)]
+    rules = load_rules([rule_id], cache_dir=None)
     return solve(facts_of(code), rules_program(rules), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=keep)
 
 

@@ -2,11 +2,9 @@
 counted for a long method and for one twice as long (counts, never time: timing is
 `make bench-bigfile`'s)."""
 
-import clingo
-
 from adopter.matches import pipeline
 from adopter.matches.build import rules_program
-from adopter.matches.structures import SUMMARY_MAX_GUARDS
+from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.datalog.engine import solve
 from adopter.extract.python_facts import extract_source
 from adopter.rules.registry import load_rules
@@ -26,9 +24,9 @@ def _long_forward(blocks: int) -> str:
 
 def _atoms(blocks: int) -> dict[str, int]:
     """Atoms per relation, for the program a cold `adopter facts` runs (core, rules, structures)."""
-    programs, extra = pipeline._programs(rules_program(load_rules()), True, True, "full")
+    programs, extra = pipeline._programs(rules_program(load_rules()), True)
     model = solve(extract_source(_long_forward(blocks), "long.py"), extra,
-                  [("structures", [clingo.Number(SUMMARY_MAX_GUARDS)])], programs, keep=None)
+                  forward_structure_parts(SUMMARY_MAX_GUARDS), programs, keep=None)
     return {name: len(rows) for name, rows in model.relations.items()}
 
 
