@@ -89,6 +89,28 @@ class CtorSite:
                 "var": self.var, "object": self.object, "sequential": self.sequential, "other_uses": self.other_uses}
 
 
+@dataclass(frozen=True)
+class ConditionDef:
+    """`name`, which guard condition `condition` reads, is assigned at `line` of the match's function."""
+    condition: str
+    name: str
+    line: int
+
+
+@dataclass
+class Layout:
+    """The statements around a match, as the rewriter edits them (datalog/match/layout.lp)."""
+    nested: list[int] = field(default_factory=list)  # nodes inside another matched node's expression
+    # consecutive folded statements (first lines) with other statements between them
+    fold_gaps: list[list[int]] = field(default_factory=list)
+    # the branch ("body", "orelse") of the `if` right after the folded statements that the
+    # last node opens: they move into the other branch ("" when they stay where they are)
+    fold_into: str = ""
+    # qualified names called in the other branch of an `if` holding a guarded match
+    fallback_calls: list[str] = field(default_factory=list)
+    condition_defs: list[ConditionDef] = field(default_factory=list)  # guarded matches only
+
+
 @dataclass
 class Match:
     """One location where a rule matches: (rule, file, class, line)."""
@@ -113,6 +135,7 @@ class Match:
     # For `fallback: eager` rules: reads outside the match that may see a removed value on a
     # path the guard cannot tell (not in the JSON output; the rewriter refuses such a match).
     merged_reads: int = 0
+    layout: Layout = field(default_factory=Layout)  # not in the JSON output
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""

@@ -36,7 +36,7 @@ def analysis_parts(variant: str = "full") -> list[tuple[str, list[clingo.Symbol]
     return [(variant if slot == replaced else part, []) for slot, part in SLOTS.items()]
 
 
-MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp"))
+MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp", "layout.lp"))
 QUERY_PROGRAMS = (DATALOG_DIR / "addons" / "queries.lp",)  # relations only queries read
 
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 import clingo
 
-from adopter.records import CtorSite, Diagnostic, Literal, Match, NodeSite
+from adopter.records import ConditionDef, CtorSite, Diagnostic, Layout, Literal, Match, NodeSite
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
 from adopter.extract.python_facts import FileFacts
@@ -19,7 +19,8 @@ from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled"}
+             "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled", "report_nested", "report_fold_gap",
+            "report_fold_into", "report_fallback_call", "report_condition_def"}
 
 
 class _Positions:
@@ -87,6 +88,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         reads = eager.setdefault((name.string, root, nodes, ctors), {})
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
     merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
+    layouts = _layouts(model)
     found: dict[tuple, Match] = {}
     # several candidates can sit at one location (a helper inlined from two call sites): keep
     # the first by their text, so the choice depends neither on the order in which the
@@ -99,8 +101,34 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
         match.eager_when = _alternatives(eager.get(key, {}).values())
         match.merged_reads = merged.get(key, 0)
+        match.layout = layouts.get(key, Layout())
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
+
+
+def _layouts(model) -> dict[tuple, Layout]:
+    """Each match's statements as the rewriter needs them (datalog/match/layout.lp)."""
+    layouts: dict[tuple, Layout] = {}
+
+    def layout(name, root, nodes, ctors) -> Layout:
+        return layouts.setdefault((name.string, root, nodes, ctors), Layout())
+
+    for *key, index in model.get("report_nested"):
+        layout(*key).nested.append(index.number)
+    for *key, line, line2 in model.get("report_fold_gap"):
+        layout(*key).fold_gaps.append([line.number, line2.number])
+    for *key, branch in model.get("report_fold_into"):
+        layout(*key).fold_into = branch.string
+    for *key, qname in model.get("report_fallback_call"):
+        layout(*key).fallback_calls.append(qname.string)
+    for *key, text, var, line in model.get("report_condition_def"):
+        layout(*key).condition_defs.append(ConditionDef(text.string, var.string, line.number))
+    for found in layouts.values():  # in a stable order, whatever the grounder's
+        found.nested.sort()
+        found.fold_gaps.sort()
+        found.fallback_calls.sort()
+        found.condition_defs.sort(key=lambda d: (d.line, d.name, d.condition))
+    return layouts
 
 
 def unmodelled_warnings(model, facts: FileFacts) -> list[Diagnostic]:

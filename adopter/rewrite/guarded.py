@@ -15,14 +15,13 @@ function), as in plan.py.
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from adopter.rewrite.adapters import code
 from adopter.rewrite.conditions import Conditions, Literal, decided, simplify
 from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
-from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe, inside
+from adopter.rewrite.kernel_sets import kernel_for
+from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe
 
 from adopter.rules.model import PatternNode
 
@@ -37,7 +36,7 @@ def plan_guarded(planner, target: PatternNode) -> None:
     expressions, lines, final = _matched_lines(planner)
     conditions = Conditions()
     block, statements, required = _range(ctx, conditions, list(lines.values()))
-    _refuse_nested_rewrite(planner, block, statements)
+    _refuse_nested_rewrite(planner, statements)
 
     # when the original must run: a required literal fails, or one read's literals all hold
     eager = [[(text, not holds)] for text, holds in sorted(required)]
@@ -46,7 +45,7 @@ def plan_guarded(planner, target: PatternNode) -> None:
     if alternatives == [[]]:
         raise Unsafe("the original code would run on every path (the guard is always true)")
     parts = conditions.disjunction(alternatives)
-    _check_stable(ctx, statements, parts)
+    _check_stable(planner.match, conditions, ctx.line(statements[0]), alternatives)
     known: dict[str, bool] = {text: holds for text, holds in required}  # on the fused path
     known.update({conj[0][0]: not conj[0][1] for conj in alternatives if len(conj) == 1})
 
@@ -99,16 +98,10 @@ def _matched_lines(planner) -> tuple[list, dict[int, cst.SimpleStatementLine], i
     """Each matched node's expression, the statement of each node not nested in another,
     and the index of the last: every statement but the last's is `name = <node>`."""
     ctx, source, sites = planner.ctx, planner.rule.forward_source, planner.match.nodes
-    for site in sites:
-        if site.sequential:
-            raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
-        if (site.class_, site.function) != (sites[-1].class_, sites[-1].function):
-            raise Unsafe(f"the match spans {site.function} and {sites[-1].function}; "
-                         "nodes in a helper method are not rewritten")
-    spans = [s.span for s in sites]
+    planner.check_one_method()
     expressions = [ctx.nodes.get(planner.expression_key(p, s, f"node {i + 1}")) for i, (p, s) in enumerate(zip(source, sites))]
     lines = {i: ctx.statement_line(s.stmt, f"node {i + 1}'s statement") for i, s in enumerate(sites)
-             if not any(inside(s.span, other) for other in spans)}
+             if i not in planner.match.layout.nested}
     final = max(lines)
     for i, line in lines.items():
         small = line.body[0]
@@ -209,76 +202,22 @@ def _holds_any(statement: cst.CSTNode, ids: set[int]) -> bool:
     return bool(found)
 
 
-def _check_stable(ctx, statements: list, texts: list[str]) -> None:
-    """The guard evaluates every condition before the range; refuse if the function assigns
-    a name a condition reads anywhere from the range on (the value could differ there)."""
-    read: set[str] = set()
-    for text in texts:
-        for node in ast.walk(ast.parse(text, mode="eval")):
-            if isinstance(node, ast.Name):
-                read.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                read.add(ast.unparse(node))
-    start = ctx.line(statements[0])
-    function = _enclosing_function(ctx, start)
-    if function is None:
-        raise Unsafe("the match is not inside a function")
-    assigned = _assigned_from(ctx, function, start)
-    clash = sorted(read & assigned)
+def _check_stable(match, conditions: Conditions, start: int, alternatives: list[list[Literal]]) -> None:
+    """The guard evaluates every condition before the range: refuse if the function assigns
+    a name a condition reads at or after the range's first line (the value could differ there)."""
+    tested = {key for conj in alternatives for key, _ in conj}
+    clash = sorted(d.name for d in match.layout.condition_defs
+                   if d.line >= start and conditions.literal(d.condition, True)[0] in tested)
     if clash:
         raise Unsafe(f"`{clash[0]}` is assigned at or after line {start}, so the guard could not test it first")
 
 
-def _enclosing_function(ctx, line: int) -> cst.FunctionDef | None:
-    best = None
-    for key, node in ctx.nodes.items():
-        if key[0] == "FunctionDef" and key[1] <= line <= key[3]:
-            if best is None or key[1] > ctx.key_of[id(best)][1]:
-                best = node
-    return best
-
-
-def _assigned_from(ctx, function: cst.FunctionDef, start: int) -> set[str]:
-    names: set[str] = set()
-
-    def targets(node) -> None:
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            names.add(code(node))
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                targets(element.value)
-        elif isinstance(node, cst.StarredElement):
-            targets(node.value)
-
-    class Collector(cst.CSTVisitor):
-        def on_visit(self, node) -> bool:
-            key = ctx.key_of.get(id(node))
-            if key is None or key[1] < start:
-                return True
-            if isinstance(node, cst.Assign):
-                for t in node.targets:
-                    targets(t.target)
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-                targets(node.target)
-            elif isinstance(node, cst.WithItem) and node.asname is not None:
-                targets(node.asname.name)
-            return True
-
-    function.body.visit(Collector())
-    return names
-
-
-def _refuse_nested_rewrite(planner, block, statements: list) -> None:
-    """Applying twice must change nothing: the range inside the kept original of an earlier
-    guarded rewrite (whose `else:` calls the same kernel) is left alone, and so are the
-    other matches in it (adopter/rewrite/patch.py), as on the first pass."""
-    branch = planner.ctx.branch_of.get(id(block))
-    if branch is None:
-        return
-    if_node, which = branch
+def _refuse_nested_rewrite(planner, statements: list) -> None:
+    """Applying twice must change nothing: a match inside the kept original of an earlier
+    guarded rewrite (an `if` whose other branch calls the kernel) is left alone, and so are
+    the other matches in its range (adopter/rewrite/patch.py), as on the first pass."""
     kernel = planner.rule.forward_target[0].callee
-    other = if_node.orelse if which == "body" else if_node.body
-    if other is not None and kernel.rsplit(".", 1)[-1] + "(" in code(other):
+    if {kernel, kernel_for(kernel, planner.kernels)} & set(planner.match.layout.fallback_calls):
         lines = (planner.ctx.line(statements[0]), planner.ctx.key_of[id(statements[-1])][3])
         raise AlreadyRewritten("already rewritten: this is the original kept as the fallback of an earlier rewrite", lines)
 

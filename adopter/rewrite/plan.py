@@ -31,7 +31,7 @@ from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
 from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
-from adopter.rewrite.spans import EditSet, Unsafe, inside
+from adopter.rewrite.spans import EditSet, Unsafe
 from adopter.rules.model import PatternNode, Rule
 
 KERNEL_HELPERS = "adopter.kernels.load_renamed"
@@ -271,13 +271,8 @@ class _Planner:
         if self.match.eager_when:  # the folded statements' values are still read on some paths
             when = " and ".join(f"{'' if l.holds else 'not '}{l.condition}" for l in self.match.eager_when[0])
             raise Unsafe(f"a value the fusion removes is also read when {when}; the rule has no `fallback: eager`")
+        self.check_one_method()
         last = sites[-1]
-        for site in sites:
-            if site.sequential:
-                raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
-            if (site.class_, site.function) != (last.class_, last.function):
-                raise Unsafe(f"the match spans {site.function} and {last.function}; "
-                             "nodes in a helper method are not rewritten")
         captured: dict[tuple[int, int | str], cst.BaseExpression] = {}
         external: dict[str, tuple[int, int | str]] = {}
         produced = {s.output for s in source}
@@ -287,11 +282,10 @@ class _Planner:
                     external.setdefault(item.arg.var, (i, item.position))
         last_line = self.ctx.statement_line(last.stmt, "the last node's statement")
         moved: list[cst.SimpleStatementLine] = []
-        spans = [site.span for site in sites]
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
-            if any(inside(site.span, other) for other in spans):
+            if i in self.match.layout.nested:
                 self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
                 continue
             line = self.ctx.statement_line(site.stmt, f"node {i + 1}'s statement")
@@ -305,7 +299,7 @@ class _Planner:
             edit.fns.append(_statement_capturer(i, s, captured))
             edit.remove = True
             moved.append(line)
-        self.check_adjacent(moved + [last_line])
+        self.check_adjacent(moved, last_line)
         func = self.callee(target.callee)
         last_pattern, n = source[-1], len(source) - 1
 
@@ -348,28 +342,30 @@ class _Planner:
             raise Unsafe(f"{what} of the match is not a call or a binary operation")
         return self.ctx.key(kind, site.span)
 
-    def check_adjacent(self, lines: list[cst.SimpleStatementLine]) -> None:
-        """Each folded statement comes straight before the next; the last may be the first
-        statement of a branch of the `if` right after it, which then gets the other path."""
-        for a, b in zip(lines, lines[1:]):
-            block_a, index_a = self.ctx.position(a)
-            block_b, index_b = self.ctx.position(b)
-            if block_a is block_b and index_b == index_a + 1:
-                continue
-            branch = self.ctx.branch_of.get(id(block_b))
-            if b is lines[-1] and branch is not None and index_b == 0:
-                if_node, which = branch
-                if self.ctx.position(if_node) == (block_a, index_a + 1):
-                    self.scope(lines[:-1], if_node, which)
-                    return
-            raise Unsafe(f"statements between line {self.ctx.line(a)} and line {self.ctx.line(b)}: "
+    def check_one_method(self) -> None:
+        """The matched nodes are calls in one method (not layers of an nn.Sequential, not in a helper)."""
+        last = self.match.nodes[-1]
+        for site in self.match.nodes:
+            if site.sequential:
+                raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
+            if (site.class_, site.function) != (last.class_, last.function):
+                raise Unsafe(f"the match spans {site.function} and {last.function}; "
+                             "nodes in a helper method are not rewritten")
+
+    def check_adjacent(self, moved: list[cst.SimpleStatementLine], last_line: cst.SimpleStatementLine) -> None:
+        """Each folded statement comes straight before the next; the last node may be first
+        in a branch of the `if` right after them, which then gets the other path."""
+        layout = self.match.layout
+        if layout.fold_gaps:
+            first, second = layout.fold_gaps[0]
+            raise Unsafe(f"statements between line {first} and line {second}: "
                          "only adjacent statements (or an `if` right after) are folded")
+        if layout.fold_into:
+            block, _ = self.ctx.position(last_line)
+            if_node, which = self.ctx.branch_of[id(block)]
+            self.scope(moved, if_node, which)
 
     def scope(self, moved: list[cst.SimpleStatementLine], if_node: cst.If, which: str) -> None:
-        assigned = {line.body[0].targets[0].target.value for line in moved}
-        test = code(if_node.test)
-        if any(re.search(rf"\b{re.escape(name)}\b", test) for name in assigned):
-            raise Unsafe("the `if` reads what the folded statement assigns")
         if which == "body" and isinstance(if_node.orelse, cst.If):
             raise Unsafe("the other path is an `elif`; not rewritten")
 
