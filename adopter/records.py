@@ -135,7 +135,7 @@ class Match:
     # For `fallback: eager` rules: reads outside the match that may see a removed value on a
     # path the guard cannot tell (not in the JSON output; the rewriter refuses such a match).
     merged_reads: int = 0
-    layout: Layout = field(default_factory=Layout)  # not in the JSON output
+    layout: Layout | None = None  # when the scan was asked for it (for `apply`); not in the JSON output
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     rules = load_rules()
     targets = [str(args.zoo / f"modeling_{m}.py") for m in args.models.split(",")] if args.models else [str(args.zoo)]
-    scanned = scan(targets, rules, jobs=args.jobs)
+    scanned = scan(targets, rules, jobs=args.jobs, layout=True)
     jobs = []
     for analysed in scanned.files:
         matches = analysed.matches or []

@@ -65,7 +65,7 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  save_original_names: bool = False, limits: Limits = Limits()) -> ApplyReport:
     """Scan `paths` (each file within `limits`) and compute every file's patch, in memory,
     with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
-    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits)
+    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy

@@ -56,15 +56,21 @@ def rules_program(rules: list[Rule]) -> str:
     return "\n".join(compile_rule(rule) for rule in rules)
 
 
-def scan_facts(facts: FileFacts, rules: list[Rule], program: str | None = None) -> list[Match]:
-    """All matches of `rules` in one file's facts."""
+# The program part of match/layout.lp: what the rewriter needs of the statements around
+# each match. Grounded only when asked (`apply`): a scan's output does not show it.
+LAYOUT_PART = ("match_layout", [])
+
+
+def scan_facts(facts: FileFacts, rules: list[Rule], program: str | None = None, layout: bool = False) -> list[Match]:
+    """All matches of `rules` in one file's facts (with each one's `layout` when asked)."""
     model = solve(facts, extra_program=program if program is not None else rules_program(rules),
-                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=REPORTED)
-    return matches_from_model(model, facts, rules)
+                  parts=[LAYOUT_PART] if layout else [], programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep=REPORTED)
+    return matches_from_model(model, facts, rules, layout)
 
 
-def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match]:
-    """Turn the reported relations of a solved model into one `Match` per location."""
+def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool = False) -> list[Match]:
+    """Turn the reported relations of a solved model into one `Match` per location; with
+    `layout`, the model has the LAYOUT_PART's relations and each match carries them."""
     by_id = {rule.id: rule for rule in rules}
     pos = _Positions(facts)
     site = {x: e.number for x, _, e in model.get("report_site")}
@@ -101,7 +107,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[Match
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
         match.eager_when = _alternatives(eager.get(key, {}).values())
         match.merged_reads = merged.get(key, 0)
-        match.layout = layouts.get(key, Layout())
+        match.layout = layouts.get(key, Layout()) if layout else None
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 

@@ -76,6 +76,8 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
                save_original_names: bool = False) -> Plan:
     if rule.detect_only:
         raise Unsafe("the rule is detect-only")
+    if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
+        raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
     planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)
     planner.init_part()
     planner.forward_part()

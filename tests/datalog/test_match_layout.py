@@ -8,7 +8,7 @@ import pytest
 from conftest import facts_of
 
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
-from adopter.matches.build import rules_program
+from adopter.matches.build import LAYOUT_PART, rules_program
 from adopter.rules.registry import load_rules
 
 HEAD = """
@@ -76,7 +76,7 @@ CASES = [
 def test_layout_relation(rule_id, forward, relation, expected):
     rules = load_rules([rule_id], cache_dir=None)
     model = solve(facts_of(HEAD + forward), rules_program(rules), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
-                  keep={"match_node", relation})
+                  parts=[LAYOUT_PART], keep={"match_node", relation})
     assert model.get("match_node"), "the rule matches the snippet"
     atoms = {tuple(str(a).strip('"') for a in args[4:]) for args in model.get(relation)}
     assert atoms == expected

@@ -22,7 +22,7 @@ def _conditions(alternatives):
 
 
 def test_eager_when_lists_each_outside_read_with_its_literals():
-    matches = scan([str(FIXTURE)], load_rules(["manual_attention"]), jobs=1, cache_dir=None).matches
+    matches = scan([str(FIXTURE)], load_rules(["manual_attention"]), jobs=1, cache_dir=None, layout=True).matches
     by_class = {m.class_: m for m in matches}
     bert = _conditions(by_class["BertLike"].eager_when)
     # the head-mask product, the relative scores and the conditional expression that returns the probabilities
@@ -65,6 +65,6 @@ def test_decided_follows_and_or_not_over_known_literals():
 
 def test_the_patched_fixture_that_test_kernels_runs_is_the_rewriters_output():
     rules = load_rules(["manual_attention"])
-    matches = scan([str(FIXTURE)], rules, jobs=1, cache_dir=None).matches
+    matches = scan([str(FIXTURE)], rules, jobs=1, cache_dir=None, layout=True).matches
     patched = patch_source(str(FIXTURE), FIXTURE.read_text(), matches, {r.id: r for r in rules}, kernels="torch").patched
     assert_golden(patched, PATCHED)

@@ -25,7 +25,7 @@ RULE_IDS = sorted(FIXTURES)
 
 def patch_file(path: Path, rule_ids: list[str] | None = None, name: str | None = None):
     rules = load_rules(rule_ids)
-    result = scan([str(path)], rules, jobs=1)
+    result = scan([str(path)], rules, jobs=1, layout=True)
     matches = result.matches
     return patch_source(name or str(path), path.read_text(), matches, {r.id: r for r in rules})
 
@@ -147,7 +147,7 @@ def test_kernel_sets_choose_the_emitted_kernel_or_leave_the_match(tmp_path):
     fixture = tmp_path / "model.py"
     fixture.write_text(SELF_OUTPUT)
     rules = load_rules(["dropout_layernorm"])
-    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None).matches
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
     by_set = {k: patch_source(str(fixture), SELF_OUTPUT, matches, {r.id: r for r in rules}, k)
               for k in ("paper", "torch", "default")}
     assert "from epoi.ops.torchscript_ops import FusedDropoutAddLayerNorm" in by_set["paper"].patched
@@ -178,7 +178,7 @@ def test_save_original_names_is_emitted_only_when_asked(tmp_path):
     fixture = tmp_path / "model.py"
     fixture.write_text(SELF_OUTPUT)
     rules = load_rules(["dropout_layernorm"])
-    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None).matches
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
     plain = patch_source(str(fixture), SELF_OUTPUT, matches, {r.id: r for r in rules}, "torch")
     asked = patch_source(str(fixture), SELF_OUTPUT, matches, {r.id: r for r in rules}, "torch", True)
     assert "load_renamed(self, {" in plain.patched and "save_original" not in plain.patched
