@@ -94,7 +94,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         reads = eager.setdefault((name.string, root, nodes, ctors), {})
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
     merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
-    layouts = _layouts(model)
+    layouts = _layouts(model) if layout else {}
     found: dict[tuple, Match] = {}
     # several candidates can sit at one location (a helper inlined from two call sites): keep
     # the first by their text, so the choice depends neither on the order in which the

@@ -362,10 +362,9 @@ class _Planner:
             first, second = layout.fold_gaps[0]
             raise Unsafe(f"statements between line {first} and line {second}: "
                          "only adjacent statements (or an `if` right after) are folded")
-        if layout.fold_into:
-            block, _ = self.ctx.position(last_line)
-            if_node, which = self.ctx.branch_of[id(block)]
-            self.scope(moved, if_node, which)
+        if layout.fold_into:  # the `if` whose branch holds the last node's statement
+            if_node, _ = self.ctx.branch_of[id(self.ctx.position(last_line)[0])]
+            self.scope(moved, if_node, layout.fold_into)
 
     def scope(self, moved: list[cst.SimpleStatementLine], if_node: cst.If, which: str) -> None:
         if which == "body" and isinstance(if_node.orelse, cst.If):

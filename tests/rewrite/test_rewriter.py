@@ -248,3 +248,14 @@ def test_apply_leaves_a_fusion_alone_when_a_statement_still_needs_the_removed_va
     warnings = sorted(line.split(": ", 1)[1] for line in result.stderr.splitlines() if ": warning: " in line)
     assert warnings == ["warning: `global` statement not modelled: no rewrite in Block.forward",
                         "warning: `nonlocal` statement not modelled: no rewrite in Block.forward"]
+
+
+def test_a_match_scanned_without_its_layout_is_not_rewritten():
+    """The rewriter edits from the layout relations (datalog/match/layout.lp); a scan that
+    did not compute them gives matches it must not rewrite from guesses."""
+    fixture = FIXTURES["bias_gelu"]
+    rules = load_rules(["bias_gelu"])
+    bare = scan([str(fixture)], rules, jobs=1, cache_dir=None).matches
+    assert bare and all(m.layout is None for m in bare)
+    with pytest.raises(ValueError, match="no layout"):
+        patch_source(str(fixture), fixture.read_text(), bare, {r.id: r for r in rules})
