@@ -109,6 +109,11 @@ class Layout:
     # qualified names called in the other branch of an `if` holding a guarded match
     fallback_calls: list[str] = field(default_factory=list)
     condition_defs: list[ConditionDef] = field(default_factory=list)  # guarded matches only
+    # a guarded match's kept range: where its first and last statement start (line, col, line2,
+    # col2), in the innermost block holding every folded statement; None when no block does
+    guard_range: list[int] | None = None
+    # the literals of the `if` statements between that block and the folded statements
+    guard_required: list[Literal] = field(default_factory=list)
 
 
 @dataclass

@@ -20,7 +20,8 @@ from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled", "report_nested", "report_fold_gap",
-            "report_fold_into", "report_fallback_call", "report_condition_def"}
+            "report_fold_into", "report_fallback_call", "report_condition_def",
+            "report_guard_range", "report_guard_required"}
 
 
 class _Positions:
@@ -129,11 +130,16 @@ def _layouts(model) -> dict[tuple, Layout]:
         layout(*key).fallback_calls.append(qname.string)
     for *key, text, var, line in model.get("report_condition_def"):
         layout(*key).condition_defs.append(ConditionDef(text.string, var.string, line.number))
+    for *key, line, col, line2, col2 in model.get("report_guard_range"):
+        layout(*key).guard_range = [line.number, col.number, line2.number, col2.number]
+    for *key, text, polarity in model.get("report_guard_required"):
+        layout(*key).guard_required.append(Literal(text.string, polarity.name == "pos"))
     for found in layouts.values():  # in a stable order, whatever the grounder's
         found.nested.sort()
         found.fold_gaps.sort()
         found.fallback_calls.sort()
         found.condition_defs.sort(key=lambda d: (d.line, d.name, d.condition))
+        found.guard_required.sort(key=lambda lit: (lit.condition, lit.holds))
     return layouts
 
 

@@ -26,6 +26,7 @@ class FileContext:
             self.nodes.setdefault(key, node)
             self.key_of[id(node)] = key
         self.where: dict[int, tuple[cst.CSTNode, int]] = {}  # id(statement) -> (owner of its block, index)
+        self.starting: dict[tuple[int, int], cst.CSTNode] = {}  # (line, col) -> the statement of a block starting there
         self.branch_of: dict[int, tuple[cst.If, str]] = {}  # id(IndentedBlock) -> (its If, "body" | "orelse")
         self.names: set[str] = set()  # every identifier in the file (attribute names included)
         self.module.visit(_Collector(self))
@@ -53,6 +54,13 @@ class FileContext:
         """The first line of a node of this file's tree."""
         return self.key_of[id(node)][1]
 
+    def statement_at(self, line: int, byte_col: int, what: str) -> cst.CSTNode:
+        """The statement of a block that starts at an `ast` position."""
+        found = self.starting.get((line, self.lines.column(line, byte_col)))
+        if found is None:
+            raise Unsafe(f"{what} at line {line} is not a statement of its own (several statements on one line?)")
+        return found
+
     def position(self, statement: cst.CSTNode) -> tuple[cst.CSTNode, int]:
         """The block (IndentedBlock or Module) holding `statement`, and its index there."""
         return self.where[id(statement)]
@@ -67,6 +75,7 @@ class _Collector(cst.CSTVisitor):
     def _block(self, owner: cst.CSTNode, body) -> None:
         for index, statement in enumerate(body):
             self.ctx.where[id(statement)] = (owner, index)
+            self.ctx.starting[self.ctx.key_of[id(statement)][1:3]] = statement
 
     def visit_Module(self, node: cst.Module) -> None:
         self._block(node, node.body)

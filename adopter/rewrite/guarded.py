@@ -35,7 +35,7 @@ def plan_guarded(planner, target: PatternNode) -> None:
         raise Unsafe("a value the fusion removes is also read outside the match on a path the guard cannot tell")
     expressions, lines, final = _matched_lines(planner)
     conditions = Conditions()
-    block, statements, required = _range(ctx, conditions, list(lines.values()))
+    block, statements, required = _range(ctx, conditions, match.layout)
     _refuse_nested_rewrite(planner, statements)
 
     # when the original must run: a required literal fails, or one read's literals all hold
@@ -111,39 +111,18 @@ def _matched_lines(planner) -> tuple[list, dict[int, cst.SimpleStatementLine], i
     return expressions, lines, final
 
 
-def _range(ctx, conditions: Conditions, lines: list) -> tuple[cst.CSTNode, list, set[Literal]]:
+def _range(ctx, conditions: Conditions, layout) -> tuple[cst.CSTNode, list, set[Literal]]:
     """The innermost block holding every matched line (directly or inside `if`s), its
     statements from the first holding one to the last, and the literals of the `if`s passed
-    on the way (the fused copy needs them to hold)."""
-    chains = [_chain(ctx, conditions, line) for line in lines]
-    common = next((b for _, b, _ in chains[0] if all(any(b is c for _, c, _ in chain) for chain in chains)), None)
-    if common is None:
+    on the way (the fused copy needs them to hold): the match's layout says which."""
+    if layout.guard_range is None:
         raise Unsafe("the matched statements are not in one block")
-    required: set[Literal] = set()
-    tops = []
-    for chain in chains:
-        for statement, block, literal in chain:
-            if block is common:
-                tops.append(statement)
-                break
-            required.add(literal)
-    first, last = min(ctx.position(t)[1] for t in tops), max(ctx.position(t)[1] for t in tops)
-    return common, list(common.body[first:last + 1]), required
-
-
-def _chain(ctx, conditions: Conditions, line: cst.SimpleStatementLine) -> list[tuple[cst.CSTNode, cst.CSTNode, Literal | None]]:
-    """From a statement outwards through the `if` statements holding it: (statement, its
-    block, the literal under which that block runs inside the next statement out)."""
-    chain, statement = [], line
-    while True:
-        block, _ = ctx.position(statement)
-        branch = ctx.branch_of.get(id(block))
-        if branch is None or id(branch[0]) not in ctx.where:  # not in an `if` statement (or in an `elif`)
-            chain.append((statement, block, None))
-            return chain
-        if_node, which = branch
-        chain.append((statement, block, conditions.literal(code(if_node.test), which == "body")))
-        statement = if_node
+    line, col, last_line, last_col = layout.guard_range
+    first = ctx.statement_at(line, col, "the first statement of the guarded range")
+    last = ctx.statement_at(last_line, last_col, "the last statement of the guarded range")
+    (block, start), (_, end) = ctx.position(first), ctx.position(last)
+    required = {conditions.literal(lit.condition, lit.holds) for lit in layout.guard_required}
+    return block, list(block.body[start:end + 1]), required
 
 
 def _branch_taken(ctx, statement: cst.If, test: bool) -> list[cst.BaseStatement]:

@@ -32,6 +32,18 @@ ATTENTION = """        scores = torch.matmul(q, k.transpose(-1, -2))
 """
 
 
+# the mask added under a condition: {test} is the `if` line (or lines) around the add
+GUARDED_ADD = ("    def forward(self, q, k, v, d, mask, c):\n"
+               "        scores = torch.matmul(q, k.transpose(-1, -2))\n"
+               "        scores = scores / d\n"
+               "        {test}\n"
+               "            scores = scores + mask\n"
+               "        probs = torch.nn.functional.softmax(scores, dim=-1)\n"
+               "        probs = self.dropout(probs)\n"
+               "        out = torch.matmul(probs, v)\n"
+               "        return out\n")
+
+
 def _indent(text: str) -> str:
     return "".join("    " + line if line.strip() else line for line in text.splitlines(keepends=True))
 
@@ -69,6 +81,22 @@ CASES = [
     ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n" + ATTENTION
      + "        if self.training and o:\n            print(probs)\n        self.training = 1\n        return out\n",
      "report_condition_def", {("self.training and o", "self.training", "20")}),
+    # the kept range: first and last statement holding a matched one (line, col), in the
+    # innermost block holding them all, and the literals of the `if`s passed on the way
+    ("manual_attention", "    def forward(self, q, k, v, d, mask):\n" + ATTENTION + "        return out\n",
+     "report_guard_range", {("12", "8", "17", "8")}),
+    ("manual_attention", "    def forward(self, q, k, v, d, mask):\n" + ATTENTION + "        return out\n",
+     "report_guard_required", set()),
+    ("manual_attention", GUARDED_ADD.format(test="if not c:"), "report_guard_range", {("12", "8", "18", "8")}),
+    ("manual_attention", GUARDED_ADD.format(test="if not c:"), "report_guard_required", {("c", "neg")}),
+    ("manual_attention", GUARDED_ADD.format(test="if self.training and c:"), "report_guard_required",
+     {("self.training and c", "pos")}),
+    # the whole attention inside an `if`: that `if`'s body is the block, nothing is required
+    ("manual_attention", "    def forward(self, q, k, v, d, mask, c):\n        out = q\n        if c:\n" + _indent(ATTENTION)
+     + "        return out\n", "report_guard_range", {("14", "12", "19", "12")}),
+    # an `elif` branch is no statement of a block: no block holds all the folded statements
+    ("manual_attention", GUARDED_ADD.format(test="if c:\n            pass\n        elif mask is not None:"),
+     "report_guard_range", set()),
 ]
 
 
