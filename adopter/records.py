@@ -90,9 +90,28 @@ class CtorSite:
 
 
 @dataclass(frozen=True)
-class ConditionDef:
-    """`name`, which guard condition `condition` reads, is assigned at `line` of the match's function."""
-    condition: str
+class FusedBranch:
+    """An `if` of a guarded range (starting at `line`, byte column `col`) whose test the guard
+    decides: on the fused path its `branch` ("body" or "orelse") runs."""
+    line: int
+    col: int
+    branch: str
+
+
+@dataclass(frozen=True)
+class FusedConflict:
+    """A statement of a guarded range (first line `line`) the fused copy cannot keep: it holds
+    a folded statement under a test the guard does not decide (`holds`), names `name`, a value
+    the fusion removes (`names`), or an `elif` there would have to run (`elif`)."""
+    line: int
+    kind: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class UnstableName:
+    """`name`, which a condition of the guard reads, is assigned at `line`, in or after the
+    guarded range: the guard, evaluated before the range, could see another value."""
     name: str
     line: int
 
@@ -108,12 +127,16 @@ class Layout:
     fold_into: str = ""
     # qualified names called in the other branch of an `if` holding a guarded match
     fallback_calls: list[str] = field(default_factory=list)
-    condition_defs: list[ConditionDef] = field(default_factory=list)  # guarded matches only
-    # a guarded match's kept range: where its first and last statement start (line, col, line2,
-    # col2), in the innermost block holding every folded statement; None when no block does
+    # The rest is for guarded matches only.
+    # the kept range: where its first and last statement start (line, col, line2, col2), in
+    # the innermost block holding every folded statement; None when no block does
     guard_range: list[int] | None = None
-    # the literals of the `if` statements between that block and the folded statements
-    guard_required: list[Literal] = field(default_factory=list)
+    # when the original runs: alternatives, each a conjunction of literals, shortest first
+    guard: list[list[Literal]] = field(default_factory=list)
+    guard_always: bool = False  # an alternative is empty: the original would run on every path
+    fused_branches: list[FusedBranch] = field(default_factory=list)
+    fused_conflicts: list[FusedConflict] = field(default_factory=list)
+    guard_unstable: list[UnstableName] = field(default_factory=list)
 
 
 @dataclass

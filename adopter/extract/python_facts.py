@@ -471,7 +471,9 @@ class FactExtractor:
         elif t is ast.BoolOp:
             for index, value in enumerate(node.values):
                 self._skippable += index == 1  # the operands after the first may not run
-                rows["boolop"].append((eid, _OPS[type(node.op)], index, sub(value, sid)))
+                # a condition's operands carry their text too: a guarded rewrite decides an
+                # `if` whose test combines literals it knows
+                rows["boolop"].append((eid, _OPS[type(node.op)], index, sub(value, sid, always_text=always_text)))
             self._skippable -= len(node.values) > 1
         elif t is ast.Compare:
             rows["compare"].append((eid, _OPS[type(node.ops[0])], sub(node.left, sid), sub(node.comparators[0], sid)))

@@ -45,7 +45,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
                    "the statement holds, at `line`, a construct the extractor does not model (kind: its ast class, lower case; adopter/extract/coverage.py)"),
     # expressions
     "expr": (("expr", "stmt", "kind", "line", "col", "end_line", "end_col"), "an expression and the statement holding it"),
-    "expr_text": (("expr", "text"), "source text of every condition and of short attributes, subscripts, tuples, unary operations"),
+    "expr_text": (("expr", "text"), "source text of every condition (and of its `and`/`or`/`not` operands) and of short attributes, subscripts, tuples, unary operations"),
     "name": (("expr", "id", "ctx"), "a name expression (ctx: load/store/del)"),
     "attribute": (("expr", "base", "attr"), "`base.attr`"),
     "subscript": (("expr", "base", "index"), "`base[index]`"),

@@ -11,7 +11,8 @@ from collections import Counter
 
 import clingo
 
-from adopter.records import ConditionDef, CtorSite, Diagnostic, Layout, Literal, Match, NodeSite
+from adopter.records import (CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NodeSite,
+                              UnstableName)
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
 from adopter.extract.python_facts import FileFacts
@@ -20,8 +21,8 @@ from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled", "report_nested", "report_fold_gap",
-            "report_fold_into", "report_fallback_call", "report_condition_def",
-            "report_guard_range", "report_guard_required"}
+            "report_fold_into", "report_fallback_call", "report_guard_range", "report_guard_alt",
+            "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable"}
 
 
 class _Positions:
@@ -128,18 +129,32 @@ def _layouts(model) -> dict[tuple, Layout]:
         layout(*key).fold_into = branch.string
     for *key, qname in model.get("report_fallback_call"):
         layout(*key).fallback_calls.append(qname.string)
-    for *key, text, var, line in model.get("report_condition_def"):
-        layout(*key).condition_defs.append(ConditionDef(text.string, var.string, line.number))
     for *key, line, col, line2, col2 in model.get("report_guard_range"):
         layout(*key).guard_range = [line.number, col.number, line2.number, col2.number]
-    for *key, text, polarity in model.get("report_guard_required"):
-        layout(*key).guard_required.append(Literal(text.string, polarity.name == "pos"))
+    alternatives: dict[tuple, dict] = {}  # match key -> alternative -> its literals
+    for *key, alternative, text, polarity in model.get("report_guard_alt"):
+        literals = alternatives.setdefault(tuple(key), {}).setdefault(alternative, set())
+        literals.add((text.string, polarity.name == "pos"))
+    eager: dict[tuple, dict] = {}  # match key -> read -> its literals
+    for *key, read, text, polarity in model.get("match_eager"):
+        eager.setdefault(tuple(key), {}).setdefault(read, []).append((text.string, polarity.name == "pos"))
+    for key, found in alternatives.items():
+        layout(*key).guard = _guard_order(found, eager.get(key, {}))
+    for key in model.get("report_guard_always"):
+        layout(*key).guard_always = True
+    for *key, line, col, branch in model.get("report_fused_branch"):
+        layout(*key).fused_branches.append(FusedBranch(line.number, col.number, branch.string))
+    for *key, line, kind, name in model.get("report_fused_conflict"):
+        layout(*key).fused_conflicts.append(FusedConflict(line.number, kind.name, name.string))
+    for *key, name, line in model.get("report_guard_unstable"):
+        layout(*key).guard_unstable.append(UnstableName(name.string, line.number))
     for found in layouts.values():  # in a stable order, whatever the grounder's
         found.nested.sort()
         found.fold_gaps.sort()
         found.fallback_calls.sort()
-        found.condition_defs.sort(key=lambda d: (d.line, d.name, d.condition))
-        found.guard_required.sort(key=lambda lit: (lit.condition, lit.holds))
+        found.fused_branches.sort(key=lambda b: (b.line, b.col))
+        found.fused_conflicts.sort(key=lambda c: (c.line, c.kind, c.name))
+        found.guard_unstable.sort(key=lambda u: (u.name, u.line))
     return layouts
 
 
@@ -154,6 +169,22 @@ def unmodelled_warnings(model, facts: FileFacts) -> list[Diagnostic]:
         warnings.append(Diagnostic(facts.path, line.number, None,
                                    f"`{kind.string}` {category(kind.string)} not modelled: no rewrite in {where}", "warning"))
     return warnings
+
+
+def _guard_order(alternatives: dict, eager: dict) -> list[list[Literal]]:
+    """A guard's alternatives in the order they are written: shortest first; of equal length,
+    a required literal's (by its text) before a read's (in `eager_when` order, by the read's
+    own literals, `eager`), each conjunction's literals by text."""
+
+    def origin(alternative) -> tuple:
+        if alternative.type == clingo.SymbolType.Function and alternative.name == "req":
+            text, polarity = alternative.arguments
+            return (0, text.string, polarity.name == "pos")
+        literals = sorted(eager.get(alternative, []))
+        return (1, len(literals), literals)
+
+    ordered = sorted(alternatives.items(), key=lambda item: (len(item[1]), origin(item[0])))
+    return [[Literal(text, holds) for text, holds in sorted(literals)] for _, literals in ordered]
 
 
 def _alternatives(reads) -> list[list[Literal]]:

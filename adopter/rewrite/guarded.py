@@ -3,14 +3,13 @@ from the first matched node to the last are kept as they are under
 `if <a path where the match does not hold>:`, and the `else:` gets a copy of them with
 the matched statements replaced by the rule's one-node target.
 
-The conditions come from the match: its own guard literals inside that range (the
-`if attention_mask is not None:` around a matched node must hold) and `eager_when`, the
-guard literals under which a value the fusion removes is read elsewhere (`output_attentions`,
-`head_mask is not None`). In the fused copy an `if` whose test the guard has decided is
-replaced by the branch that runs; every other statement stays as it was.
-
-The CST is read only at the reported positions and around them (the enclosing block and
-function), as in plan.py.
+The range, the guard (when the original runs: a literal the fused copy needs fails, such
+as the `if attention_mask is not None:` around a matched node, or every literal under
+which a value the fusion removes is read elsewhere holds, such as `output_attentions`),
+the `if` statements in the range the guard decides, and what the fused copy cannot keep
+are the match's layout (datalog/match/layout.lp). This module only edits: in the fused copy
+a decided `if` is replaced by the branch that runs; every other statement stays as it was.
+The CST is read only at the reported positions and around them.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from adopter.rewrite.adapters import code
-from adopter.rewrite.conditions import Conditions, Literal, decided, simplify
+from adopter.rewrite.conditions import disjunction
 from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
 from adopter.rewrite.kernel_sets import kernel_for
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe
@@ -31,29 +30,22 @@ from adopter.rules.model import PatternNode
 
 def plan_guarded(planner, target: PatternNode) -> None:
     match, ctx, source = planner.match, planner.ctx, planner.rule.forward_source
+    layout = match.layout
     if match.merged_reads:
         raise Unsafe("a value the fusion removes is also read outside the match on a path the guard cannot tell")
     expressions, lines, final = _matched_lines(planner)
-    conditions = Conditions()
-    block, statements, required = _range(ctx, conditions, match.layout)
+    block, statements = _range(ctx, layout)
     _refuse_nested_rewrite(planner, statements)
-
-    # when the original must run: a required literal fails, or one read's literals all hold
-    eager = [[(text, not holds)] for text, holds in sorted(required)]
-    eager += [[conditions.literal(item.condition, item.holds) for item in read] for read in match.eager_when]
-    alternatives = simplify(eager)
-    if alternatives == [[]]:
+    if layout.guard_always:
         raise Unsafe("the original code would run on every path (the guard is always true)")
-    parts = conditions.disjunction(alternatives)
-    _check_stable(planner.match, conditions, ctx.line(statements[0]), alternatives)
-    known: dict[str, bool] = {text: holds for text, holds in required}  # on the fused path
-    known.update({conj[0][0]: not conj[0][1] for conj in alternatives if len(conj) == 1})
-
+    parts = disjunction(layout.guard)
+    _check_stable(layout, ctx.line(statements[0]))
     call = _target_call(planner, target, source, expressions)
+    _check_fused(layout)
     last_line = lines[final]  # its statement stays, with the target call in place of the last node
     replaced = last_line.deep_replace(expressions[final], call)
     folded = {id(line) for line in lines.values()}
-    removed = {line.body[0].targets[0].target.value for i, line in lines.items() if i != final}
+    taken = {id(ctx.statement_at(b.line, b.col, "a decided `if`")): b.branch for b in layout.fused_branches}
 
     def fused(body) -> list[cst.BaseStatement]:
         out = []
@@ -62,14 +54,8 @@ def plan_guarded(planner, target: PatternNode) -> None:
                 out.append(replaced.with_changes(leading_lines=[]))
             elif id(statement) in folded:
                 continue
-            elif isinstance(statement, cst.If) and decided(code(statement.test), known) is not None:
-                out += fused(_branch_taken(ctx, statement, decided(code(statement.test), known)))
-            elif _holds_any(statement, folded):
-                raise Unsafe(f"line {ctx.line(statement)} holds a matched node under a condition the match "
-                             "does not decide")
-            elif _names(statement) & removed:
-                name = sorted(_names(statement) & removed)[0]
-                raise Unsafe(f"line {ctx.line(statement)} uses `{name}`, which the fused code no longer computes")
+            elif id(statement) in taken:
+                out += fused(_branch_taken(statement, taken[id(statement)]))
             else:
                 out.append(statement)
         return out
@@ -111,27 +97,35 @@ def _matched_lines(planner) -> tuple[list, dict[int, cst.SimpleStatementLine], i
     return expressions, lines, final
 
 
-def _range(ctx, conditions: Conditions, layout) -> tuple[cst.CSTNode, list, set[Literal]]:
-    """The innermost block holding every matched line (directly or inside `if`s), its
-    statements from the first holding one to the last, and the literals of the `if`s passed
-    on the way (the fused copy needs them to hold): the match's layout says which."""
+def _range(ctx, layout) -> tuple[cst.CSTNode, list]:
+    """The innermost block holding every matched line (directly or inside `if`s), and its
+    statements from the first holding one to the last, as the match's layout says."""
     if layout.guard_range is None:
         raise Unsafe("the matched statements are not in one block")
     line, col, last_line, last_col = layout.guard_range
     first = ctx.statement_at(line, col, "the first statement of the guarded range")
     last = ctx.statement_at(last_line, last_col, "the last statement of the guarded range")
     (block, start), (_, end) = ctx.position(first), ctx.position(last)
-    required = {conditions.literal(lit.condition, lit.holds) for lit in layout.guard_required}
-    return block, list(block.body[start:end + 1]), required
+    return block, list(block.body[start:end + 1])
 
 
-def _branch_taken(ctx, statement: cst.If, test: bool) -> list[cst.BaseStatement]:
-    """The statements of the branch that runs when an `if`'s test has the value `test`."""
-    if test:
+def _branch_taken(statement: cst.If, branch: str) -> list[cst.BaseStatement]:
+    """The statements of an `if`'s branch ("body" or "orelse"; an `elif` is refused before)."""
+    if branch == "body":
         return list(statement.body.body)
-    if isinstance(statement.orelse, cst.If):
-        raise Unsafe(f"an `elif` at line {ctx.line(statement.orelse)} in the fused range; not rewritten")
     return list(statement.orelse.body.body) if statement.orelse else []
+
+
+def _check_fused(layout) -> None:
+    """The first statement (in source order) the fused copy cannot keep, as the layout says."""
+    if not layout.fused_conflicts:
+        return
+    conflict = layout.fused_conflicts[0]
+    if conflict.kind == "elif":
+        raise Unsafe(f"an `elif` at line {conflict.line} in the fused range; not rewritten")
+    if conflict.kind == "holds":
+        raise Unsafe(f"line {conflict.line} holds a matched node under a condition the match does not decide")
+    raise Unsafe(f"line {conflict.line} uses `{conflict.name}`, which the fused code no longer computes")
 
 
 def _if(parts: list[str], eager: list[cst.BaseStatement], fused: list[cst.BaseStatement]) -> cst.If:
@@ -152,43 +146,12 @@ def _find(body: list, statements: list) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-def _names(statement: cst.CSTNode) -> set[str]:
-    """Every plain name in a statement (read or written)."""
-    found: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)  # `x.attention_scores` names only `x`
-            return False
-
-    statement.visit(Finder())
-    return found
-
-
-def _holds_any(statement: cst.CSTNode, ids: set[int]) -> bool:
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def on_visit(self, node) -> bool:
-            if id(node) in ids:
-                found.append(node)
-            return not found
-
-    statement.visit(Finder())
-    return bool(found)
-
-
-def _check_stable(match, conditions: Conditions, start: int, alternatives: list[list[Literal]]) -> None:
+def _check_stable(layout, start: int) -> None:
     """The guard evaluates every condition before the range: refuse if the function assigns
     a name a condition reads at or after the range's first line (the value could differ there)."""
-    tested = {key for conj in alternatives for key, _ in conj}
-    clash = sorted(d.name for d in match.layout.condition_defs
-                   if d.line >= start and conditions.literal(d.condition, True)[0] in tested)
-    if clash:
-        raise Unsafe(f"`{clash[0]}` is assigned at or after line {start}, so the guard could not test it first")
+    if layout.guard_unstable:
+        raise Unsafe(f"`{layout.guard_unstable[0].name}` is assigned at or after line {start}, "
+                     "so the guard could not test it first")
 
 
 def _refuse_nested_rewrite(planner, statements: list) -> None:

@@ -74,29 +74,104 @@ CASES = [
     ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n        if o:\n" + _indent(ATTENTION)
      + "        else:\n            out = sdpa_attention(q, k, v, mask, d, self.dropout)\n        return out\n",
      "report_fallback_call", {("adopter.kernels.sdpa_attention",)}),
-    # a guard condition's name assigned in the function, at the line it is assigned
+    # a name a guard condition reads, assigned in or after the kept range (line 20)
     ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n" + ATTENTION
      + "        if o:\n            print(probs)\n        o = None\n        return out\n",
-     "report_condition_def", {("o", "o", "20")}),
+     "report_guard_unstable", {("o", "20")}),
     ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n" + ATTENTION
      + "        if self.training and o:\n            print(probs)\n        self.training = 1\n        return out\n",
-     "report_condition_def", {("self.training and o", "self.training", "20")}),
+     "report_guard_unstable", {("self.training", "20")}),
+    # assigned before the range: the guard sees the value the range sees
+    ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n        o = not o\n" + ATTENTION
+     + "        if o:\n            print(probs)\n        return out\n",
+     "report_guard_unstable", set()),
     # the kept range: first and last statement holding a matched one (line, col), in the
     # innermost block holding them all, and the literals of the `if`s passed on the way
     ("manual_attention", "    def forward(self, q, k, v, d, mask):\n" + ATTENTION + "        return out\n",
      "report_guard_range", {("12", "8", "17", "8")}),
-    ("manual_attention", "    def forward(self, q, k, v, d, mask):\n" + ATTENTION + "        return out\n",
-     "report_guard_required", set()),
     ("manual_attention", GUARDED_ADD.format(test="if not c:"), "report_guard_range", {("12", "8", "18", "8")}),
-    ("manual_attention", GUARDED_ADD.format(test="if not c:"), "report_guard_required", {("c", "neg")}),
-    ("manual_attention", GUARDED_ADD.format(test="if self.training and c:"), "report_guard_required",
-     {("self.training and c", "pos")}),
     # the whole attention inside an `if`: that `if`'s body is the block, nothing is required
     ("manual_attention", "    def forward(self, q, k, v, d, mask, c):\n        out = q\n        if c:\n" + _indent(ATTENTION)
      + "        return out\n", "report_guard_range", {("14", "12", "19", "12")}),
     # an `elif` branch is no statement of a block: no block holds all the folded statements
     ("manual_attention", GUARDED_ADD.format(test="if c:\n            pass\n        elif mask is not None:"),
      "report_guard_range", set()),
+]
+
+
+# reads of removed values (scores, probs) under conditions, in the kept range or after it:
+# the guard's alternatives, each a set of (text, polarity)
+def _reads(*reads: str) -> str:
+    return ("    def forward(self, q, k, v, d, mask, a, b, c):\n" + ATTENTION + "".join(reads) + "        return out\n")
+
+
+GUARDS = [
+    # a required literal: the fused copy runs only where `not c` holds
+    (GUARDED_ADD.format(test="if not c:"), [{("c", "pos")}]),
+    (GUARDED_ADD.format(test="if self.training and c:"), [{("self.training and c", "neg")}]),
+    (_reads("        if a:\n            print(probs)\n"), [{("a", "pos")}]),
+    # a and (a or b) is a
+    (_reads("        if a or b:\n            if a:\n                print(probs)\n"), [{("a", "pos")}]),
+    # a or (not a and b) is a or b
+    (_reads("        if a:\n            print(probs)\n", "        if not a:\n            if b:\n                print(probs)\n"),
+     [{("a", "pos")}, {("b", "pos")}]),
+    # a or (a and b) is a (match/checks.lp already leaves the covered read out)
+    (_reads("        if a:\n            print(probs)\n", "        if a:\n            if b:\n                print(probs)\n"),
+     [{("a", "pos")}]),
+    # a or b or (not a and not b) is always true: nothing is left for the fused copy
+    (_reads("        if a:\n            print(probs)\n", "        if b:\n            print(probs)\n",
+            "        if not a:\n            if not b:\n                print(probs)\n"), "always"),
+]
+
+
+@pytest.mark.parametrize("forward, expected", GUARDS)
+def test_guard_alternatives(forward, expected):
+    rules = load_rules(["manual_attention"], cache_dir=None)
+    model = solve(facts_of(HEAD + forward), rules_program(rules), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  parts=[LAYOUT_PART], keep={"match_node", "report_guard_alt", "report_guard_always"})
+    assert model.get("match_node"), "the rule matches the snippet"
+    if expected == "always":
+        assert model.get("report_guard_always")
+        return
+    alternatives: dict = {}
+    for *_key, alternative, text, polarity in model.get("report_guard_alt"):
+        alternatives.setdefault(str(alternative), set()).add((text.string, polarity.name))
+    assert not model.get("report_guard_always")
+    assert sorted(alternatives.values(), key=sorted) == sorted(expected, key=sorted)
+
+
+# the `if`s in the kept range the guard decides (a and b are false on the fused path), and
+# what the fused copy cannot keep
+DECIDED = ("    def forward(self, q, k, v, d, mask, a, b, c):\n"
+           "        scores = torch.matmul(q, k.transpose(-1, -2))\n"
+           "        scores = scores / d\n"
+           "        if a:\n"
+           "            print(scores)\n"
+           "        if b:\n"
+           "            print(scores)\n"
+           "        {test}\n"
+           "            x = 1\n"
+           "        scores = scores + mask\n"
+           "        probs = torch.nn.functional.softmax(scores, dim=-1)\n"
+           "        probs = self.dropout(probs)\n"
+           "        out = torch.matmul(probs, v)\n"
+           "        return out\n")
+CASES += [
+    ("manual_attention", DECIDED.format(test="if not a and not b:"), "report_fused_branch",
+     {("14", "8", "orelse"), ("16", "8", "orelse"), ("18", "8", "body")}),
+    ("manual_attention", DECIDED.format(test="if a or (b or c):"), "report_fused_branch",
+     {("14", "8", "orelse"), ("16", "8", "orelse")}),
+    ("manual_attention", DECIDED.format(test="if not (a or b):"), "report_fused_branch",
+     {("14", "8", "orelse"), ("16", "8", "orelse"), ("18", "8", "body")}),
+    ("manual_attention", DECIDED.format(test="if c:"), "report_fused_conflict", set()),
+    # b is known false only once `not a and b` is simplified to `b` beside `a`
+    # (the `if`s the fused path walks into are decided too)
+    ("manual_attention", DECIDED.format(test="if a or b:").replace(
+        "        if b:\n            print(scores)\n", "        if not a:\n            if b:\n                print(scores)\n"),
+     "report_fused_branch", {("14", "8", "orelse"), ("16", "8", "body"), ("17", "12", "orelse"), ("19", "8", "orelse")}),
+    # a nested function's own `scores` is a name the fused copy no longer defines
+    ("manual_attention", DECIDED.format(test="def helper(scores):\n            return scores\n        if c:"),
+     "report_fused_conflict", {("18", "names", "scores")}),
 ]
 
 

@@ -1,14 +1,18 @@
 """Guarded rewrites (`fallback: eager`): the literals a match reports in `eager_when`, the
-Boolean simplification of the guard, and the decided `if`s of the fused copy."""
+guard's text, and the patched fixture (the guard's alternatives and the decided `if`s are
+match/layout.lp's: tests/datalog/test_match_layout.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import assert_golden
 from adopter.records import Literal
 from adopter.api.scan import scan
-from adopter.rewrite.conditions import Conditions, decided, simplify
+from adopter.rewrite.conditions import disjunction, text
+from adopter.rewrite.spans import Unsafe
 from adopter.rewrite.patch import patch_source
 from adopter.rules.registry import load_rules
 
@@ -36,31 +40,18 @@ def test_eager_when_lists_each_outside_read_with_its_literals():
     assert by_class["ScoresReadAfterAnOptionalAdd"].merged_reads > 0
 
 
-def test_simplify_absorbs_and_resolves():
-    a, b = ("a", True), ("b", True)
-    a_or_b = ("a or b", True)
-    assert simplify([[a, a_or_b]]) == [[a]]                      # a and (a or b) is a
-    assert simplify([[a], [("a", False), b]]) == [[a], [b]]       # a or (not a and b) is a or b
-    assert simplify([[a], [a, b]]) == [[a]]                       # a or (a and b) is a
-    # a or b or (not a and not b) is always true: nothing is left to fuse on
-    assert simplify([[a], [b], [("a", False), ("b", False)]]) == [[]]
-
-
 def test_negated_literals_keep_the_source_spelling():
-    conditions = Conditions()
-    assert conditions.text(conditions.literal("mask is not None", False)) == "mask is None"
-    assert conditions.text(conditions.literal('kind == "relative"', False)) == 'kind != "relative"'
-    assert conditions.text(conditions.literal("not output_attentions", True)) == "not output_attentions"
-    assert conditions.text(conditions.literal("a or b", False)) == "not (a or b)"
-    assert conditions.disjunction([[("x", True), ("y", False)], [("z", True)], [("z", True)]]) == ["(x and not y)", "z"]
+    assert text(Literal("mask is not None", False)) == "mask is None"
+    assert text(Literal('kind == "relative"', False)) == 'kind != "relative"'
+    assert text(Literal("a or b", False)) == "not (a or b)"
+    assert text(Literal("a or b", True)) == "(a or b)"
+    assert disjunction([[Literal("x", True), Literal("y", False)], [Literal("z", True)], [Literal("z", True)]]) \
+        == ["(x and not y)", "z"]
 
 
-def test_decided_follows_and_or_not_over_known_literals():
-    known = {"a": False, "b": False}
-    assert decided("a or b", known) is False
-    assert decided("not a", known) is True
-    assert decided("a and c", known) is False
-    assert decided("c or a", known) is None
+def test_a_condition_that_is_no_expression_is_refused():
+    with pytest.raises(Unsafe, match="cannot be re-read"):
+        text(Literal("match x: case 1", True))
 
 
 def test_the_patched_fixture_that_test_kernels_runs_is_the_rewriters_output():
