@@ -96,7 +96,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         reads = eager.setdefault((name.string, root, nodes, ctors), {})
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
     merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
-    layouts = _layouts(model) if layout else {}
+    layouts = _layouts(model, eager) if layout else {}
     found: dict[tuple, Match] = {}
     # several candidates can sit at one location (a helper inlined from two call sites): keep
     # the first by their text, so the choice depends neither on the order in which the
@@ -114,8 +114,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 
-def _layouts(model) -> dict[tuple, Layout]:
-    """Each match's statements as the rewriter needs them (datalog/match/layout.lp)."""
+def _layouts(model, eager: dict[tuple, dict]) -> dict[tuple, Layout]:
+    """Each match's statements as the rewriter needs them (datalog/match/layout.lp); `eager`
+    holds each match's reads of removed values and their literals, which order its guard."""
     layouts: dict[tuple, Layout] = {}
 
     def layout(name, root, nodes, ctors) -> Layout:
@@ -132,14 +133,11 @@ def _layouts(model) -> dict[tuple, Layout]:
     for *key, line, col, line2, col2 in model.get("report_guard_range"):
         layout(*key).guard_range = [line.number, col.number, line2.number, col2.number]
     alternatives: dict[tuple, dict] = {}  # match key -> alternative -> its literals
-    for *key, alternative, text, polarity in model.get("report_guard_alt"):
-        literals = alternatives.setdefault(tuple(key), {}).setdefault(alternative, set())
+    for name, root, nodes, ctors, alternative, text, polarity in model.get("report_guard_alt"):
+        literals = alternatives.setdefault((name.string, root, nodes, ctors), {}).setdefault(alternative, set())
         literals.add((text.string, polarity.name == "pos"))
-    eager: dict[tuple, dict] = {}  # match key -> read -> its literals
-    for *key, read, text, polarity in model.get("match_eager"):
-        eager.setdefault(tuple(key), {}).setdefault(read, []).append((text.string, polarity.name == "pos"))
     for key, found in alternatives.items():
-        layout(*key).guard = _guard_order(found, eager.get(key, {}))
+        layouts.setdefault(key, Layout()).guard = _guard_order(found, eager.get(key, {}))
     for key in model.get("report_guard_always"):
         layout(*key).guard_always = True
     for *key, line, col, branch in model.get("report_fused_branch"):

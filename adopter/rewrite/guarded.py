@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from adopter.rewrite.adapters import code
 from adopter.rewrite.conditions import disjunction
 from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
 from adopter.rewrite.kernel_sets import kernel_for
