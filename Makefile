@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -21,6 +21,11 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 # The 199 model files of the paper, from pinned transformers wheels; checked against MANIFEST.tsv.
 zoo: setup
 	$(BIN)/python -m evaluation.zoo --dest $(ZOO) --counts $(SHARED)/groundtruth/paper_counts.tsv
+
+# Model sources of transformers 5.23.0 (and 4.46.3), timm 1.0.31 and diffusers 0.42.1 from pinned
+# wheels, checked against evaluation/modern/MANIFEST.tsv.
+zoo-modern: setup
+	$(BIN)/python -m evaluation.zoo_modern --dest modern_models
 
 $(ZOO)/modeling_bert.py:
 	$(MAKE) zoo
