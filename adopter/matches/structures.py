@@ -57,24 +57,31 @@ class _View:
         for node, type_ in model.get("node_type"):
             self.type.setdefault(node, type_.string)
         self.out = {a[0]: a[1].string for a in model.get("node_out")}
-        self.inputs: dict[clingo.Symbol, list] = {}
-        for node, pos, ctx, expr in model.get("node_input"):
-            self.inputs.setdefault(node, []).append((symbol_value(pos), ("expr", ctx, expr.number)))
-        self.binding = {(a[0], a[1].number): (a[0].arguments[1], a[2].number) for a in model.get("param_binding")}
+        self.order = {node: _flat_key(key) for node, key in model.get("node_eval_key")}
+        self.inputs: dict[clingo.Symbol, dict] = {}  # node -> position -> its sources, sorted
+        for node, pos, ctx, expr in model.get("input_origin"):
+            self.inputs.setdefault(node, {}).setdefault(symbol_value(pos), []).append(("expr", ctx, expr.number))
         for node, pos, source in model.get("node_input_node"):
-            self.inputs.setdefault(node, []).append((symbol_value(pos), ("node", source)))
+            self.inputs.setdefault(node, {}).setdefault(symbol_value(pos), []).append(("node", source))
+        self.written = {(node, symbol_value(pos)): expr.number for node, pos, _ctx, expr in model.get("node_input")}
 
-    def order_key(self, node: clingo.Symbol) -> tuple:
-        ctx, expr = node.arguments[0], node.arguments[1].number
-        key = [self._expr_key(expr)] + ([(node.arguments[2].number,)] if node.name == "s" else [])
-        while ctx.name == "i":  # a helper's nodes sit at its call site
-            key.insert(0, self._expr_key(ctx.arguments[0].number))
-            ctx = ctx.arguments[1]
-        return tuple(key)
+    def node_inputs(self, node: clingo.Symbol) -> list[tuple[object, tuple]]:
+        """(position, source) per input of `node`: positions in order, then keywords as
+        written (of one position's several origins, the first by text)."""
+        found = self.inputs.get(node, {})
 
-    def _expr_key(self, expr: int) -> tuple:
-        line, col, end_line, end_col = self.pos[expr]
-        return (end_line, end_col, -line, -col)  # inner expressions finish first
+        def order(pos) -> tuple:
+            return (0, pos, 0) if isinstance(pos, int) else (1, 0, self.written.get((node, pos), 0))
+
+        return [(pos, min(found[pos], key=str)) for pos in sorted(found, key=order)]
+
+
+def _flat_key(key: clingo.Symbol) -> list[tuple]:
+    """node_eval_key's nested key as a list of sites, outermost call first."""
+    if not key.arguments:
+        return []
+    context, site, *index = key.arguments
+    return [*_flat_key(context), tuple(n.number for n in site.arguments), *((i.number,) for i in index)]
 
 
 def _root_of(model: Model, class_name: str, function: str, path: str) -> clingo.Symbol:
@@ -93,7 +100,7 @@ def model_structures(facts: FileFacts, class_name: str, function: str = "forward
     """Every distinct model structure of `class_name.function`, in path order."""
     root = _root_of(solve(facts, keep={"class_def", "resolves_method"}), class_name, function, facts.path)
     model = solve(facts, extra_program=f"structure_root({root}).",
-                  parts=[("structures", [clingo.Number(max_guards)])])
+                  parts=[("structures", [clingo.Number(max_guards)]), ("structure_order", [])])
     for r, count in model.get("too_many_guards"):
         if r == root:
             raise AdopterError(Diagnostic(facts.path, None, None,
@@ -136,7 +143,7 @@ def forward_structure_parts(max_guards: int) -> list[tuple[str, list[clingo.Symb
 
 
 def _render_path(view: _View, nodes: list[clingo.Symbol], guards: list) -> Structure:
-    ordered = sorted(nodes, key=view.order_key)
+    ordered = sorted(nodes, key=lambda node: view.order[node])
     names: dict[clingo.Symbol, str] = {}
     site_node = {}  # (ctx, expr) -> node, to render nested inputs as the inner node's output
     for node in ordered:
@@ -151,23 +158,16 @@ def _render_path(view: _View, nodes: list[clingo.Symbol], guards: list) -> Struc
             temp += 1
             names[node] = f"t{temp}"
         inputs = []
-        for pos, source in sorted(view.inputs.get(node, []), key=_input_order):
+        for pos, source in view.node_inputs(node):
             if source[0] == "node":
                 inputs.append((pos, names.get(source[1], "?")))
                 continue
             _, ctx, expr = source
-            while (ctx, expr) in view.binding:  # a helper's parameter shows the caller's argument
-                ctx, expr = view.binding[(ctx, expr)]
             inner = site_node.get((ctx, expr))
             if inner is not None and inner in names:
                 inputs.append((pos, names[inner]))
             else:
                 inputs.append((pos, view.text.get(expr, "…")))
-        ctx, expr = node.arguments[0], node.arguments[1].number
+        expr = node.arguments[1].number
         rendered.append(Node(view.kind[node], view.type.get(node, "?"), inputs, names[node], view.pos[expr][0]))
     return Structure(rendered, guards)
-
-
-def _input_order(item) -> tuple:
-    pos, source = item
-    return (0, pos, 0) if isinstance(pos, int) else (1, 0, source[2] if source[0] == "expr" else 0)

@@ -178,3 +178,46 @@ def test_statements_after_a_match_whose_case_returns_run_only_when_it_is_not_tak
             return torch.tanh(x)
     """
     assert sorted(structures_of(code, "M")) == ["torch.relu(x) -> t1", "torch.tanh(x) -> t1"]
+
+
+HELPER_ORDER = """
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        self.a = nn.Linear(1, 1)
+        self.b = nn.ReLU()
+    def helper(self, y):
+        return self.b(y)
+    def forward(self, x):
+        return self.helper(self.a(x)) + x
+"""
+
+
+def _structure_model(code: str):
+    import clingo
+    facts = facts_of(code)
+    root = next(f"r({f})" for f, name, *_ in facts.rows["function_def"] if name == "forward")
+    return solve(facts, extra_program=f"structure_root({root}).",
+                 parts=[("structures", [clingo.Number(4)]), ("structure_order", [])],
+                 keep={"node_eval_key", "input_origin", "node_type"})
+
+
+def test_nodes_sort_by_evaluation_order_through_a_helper():
+    """node_eval_key: the argument first, the helper's node at its call site, the sum last."""
+    from adopter.matches.structures import _flat_key
+    model = _structure_model(HELPER_ORDER)
+    types = {node: t.string for node, t in model.get("node_type")}
+    ordered = sorted(model.get("node_eval_key"), key=lambda row: _flat_key(row[1]))
+    assert [types[node] for node, _ in ordered] == ["torch.nn.Linear", "torch.nn.ReLU", "+"]
+
+
+def test_a_helpers_parameter_is_followed_to_the_callers_argument():
+    """input_origin: the ReLU's input `y` is the caller's `self.a(x)`, the Linear's site."""
+    model = _structure_model(HELPER_ORDER)
+    types = {node: t.string for node, t in model.get("node_type")}
+    # (every method is a root of its own too: the ReLU inlined at forward's call, forward's Linear)
+    relu = next(node for node in types if types[node] == "torch.nn.ReLU" and node.arguments[0].name == "i")
+    caller = relu.arguments[0].arguments[1]
+    linear = next(node for node in types if types[node] == "torch.nn.Linear" and node.arguments[0] == caller)
+    origins = {(pos.number, ctx, expr) for node, pos, ctx, expr in model.get("input_origin") if node == relu}
+    assert origins == {(0, linear.arguments[0], linear.arguments[1])}
