@@ -125,6 +125,12 @@ class Layout:
     # the branch ("body", "orelse") of the `if` right after the folded statements that the
     # last node opens: they move into the other branch ("" when they stay where they are)
     fold_into: str = ""
+    fold_elif: bool = False  # that other branch is an `elif` (no block to move them into)
+    # folded nodes whose statement is not `name = <the node's call>` alone on its line
+    fold_unfit: list[int] = field(default_factory=list)
+    # constructions whose statement is `target = <the construction>`, alone on its line, with
+    # other statements in its block: removing it removes only the construction
+    ctor_alone: list[int] = field(default_factory=list)
     # qualified names called in the other branch of an `if` holding a guarded match
     fallback_calls: list[str] = field(default_factory=list)
     # The rest is for guarded matches only.

@@ -21,7 +21,7 @@ from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled", "report_nested", "report_fold_gap",
-            "report_fold_into", "report_fallback_call", "report_guard_range", "report_guard_alt",
+            "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable"}
 
 
@@ -126,6 +126,12 @@ def _layouts(model, eager: dict[tuple, dict]) -> dict[tuple, Layout]:
         layout(*key).nested.append(index.number)
     for *key, line, line2 in model.get("report_fold_gap"):
         layout(*key).fold_gaps.append([line.number, line2.number])
+    for *key, index, _line in model.get("report_fold_unfit"):
+        layout(*key).fold_unfit.append(index.number)
+    for *key, index in model.get("report_ctor_alone"):
+        layout(*key).ctor_alone.append(index.number)
+    for key in model.get("report_fold_elif"):
+        layout(*key).fold_elif = True
     for *key, branch in model.get("report_fold_into"):
         layout(*key).fold_into = branch.string
     for *key, qname in model.get("report_fallback_call"):
@@ -148,6 +154,8 @@ def _layouts(model, eager: dict[tuple, dict]) -> dict[tuple, Layout]:
         layout(*key).guard_unstable.append(UnstableName(name.string, line.number))
     for found in layouts.values():  # in a stable order, whatever the grounder's
         found.nested.sort()
+        found.fold_unfit.sort()
+        found.ctor_alone.sort()
         found.fold_gaps.sort()
         found.fallback_calls.sort()
         found.fused_branches.sort(key=lambda b: (b.line, b.col))

@@ -171,15 +171,10 @@ class _Planner:
         site = self.ctors[var]
         if site.other_uses or site.sequential:
             return False
+        if [c.var for c in self.match.ctors].index(var) not in self.match.layout.ctor_alone:
+            return False
         line = self.ctx.nodes.get(self.ctx.key("SimpleStatementLine", site.stmt))
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            return False
-        small = line.body[0]
-        ctor = self.ctx.nodes.get(self.ctx.key("Call", site.span)) or self.ctx.nodes.get(self.ctx.key("Subscript", site.span))
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or small.value is not ctor:
-            return False
-        block, _ = self.ctx.position(line)
-        if len(block.body) == 1:  # the block would be empty
+        if line is None:  # not a line of its own in the tree: kept
             return False
         self.plan.edits.at(self.ctx.key_of[id(line)]).remove = True
         return True
@@ -291,11 +286,7 @@ class _Planner:
                 self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
                 continue
             line = self.ctx.statement_line(site.stmt, f"node {i + 1}'s statement")
-            small = line.body[0]
-            call = self.ctx.nodes.get(self.ctx.key("Call", site.span))
-            if (s.kind != "layer" or len(line.body) != 1 or not isinstance(small, cst.Assign)
-                    or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name)
-                    or small.value is not call):
+            if i in self.match.layout.fold_unfit:
                 raise Unsafe(f"line {site.span[0]} is not `name = layer(...)`, so it cannot be folded away")
             edit = self.plan.edits.at(self.ctx.key_of[id(line)])
             edit.fns.append(_statement_capturer(i, s, captured))
@@ -363,12 +354,12 @@ class _Planner:
             raise Unsafe(f"statements between line {first} and line {second}: "
                          "only adjacent statements (or an `if` right after) are folded")
         if layout.fold_into:  # the `if` whose branch holds the last node's statement
+            if layout.fold_elif:
+                raise Unsafe("the other path is an `elif`; not rewritten")
             if_node, _ = self.ctx.branch_of[id(self.ctx.position(last_line)[0])]
             self.scope(moved, if_node, layout.fold_into)
 
     def scope(self, moved: list[cst.SimpleStatementLine], if_node: cst.If, which: str) -> None:
-        if which == "body" and isinstance(if_node.orelse, cst.If):
-            raise Unsafe("the other path is an `elif`; not rewritten")
 
         moved = [line.with_changes(leading_lines=[]) for line in moved]
 

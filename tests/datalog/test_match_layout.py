@@ -174,6 +174,36 @@ CASES += [
      "report_fused_conflict", {("18", "names", "scores")}),
 ]
 
+# a folded statement goes whole: it must be `name = <the node's call>`, alone on its line
+FOLD = "    def forward(self, h):\n        {statement}\n        return self.act(h)\n"
+CASES += [
+    ("bias_gelu", FOLD.format(statement="h = self.dense(h)"), "report_fold_unfit", set()),
+    ("bias_gelu", FOLD.format(statement="h = g = self.dense(h)"), "report_fold_unfit", {("0", "12")}),
+    ("bias_gelu", FOLD.format(statement="h: torch.Tensor = self.dense(h)"), "report_fold_unfit", {("0", "12")}),
+    ("bias_gelu", FOLD.format(statement="h = self.dense(h); g = 1"), "report_fold_unfit", {("0", "12")}),
+    ("bias_gelu", FOLD.format(statement="h = self.dense(h)"), "report_ctor_alone", {("0",), ("1",)}),
+    # the statement would move into the other branch of the `if`: an `elif` is none
+    ("bias_gelu", "    def forward(self, h, c, d):\n        h = self.dense(h)\n        if c:\n            return self.act(h)\n"
+                  "        elif d:\n            return h\n        return h\n", "report_fold_elif", {()}),
+    ("bias_gelu", "    def forward(self, h, c, d):\n        h = self.dense(h)\n        if c:\n            return self.act(h)\n"
+                  "        else:\n            if d:\n                return h\n        return h\n", "report_fold_elif", set()),
+]
+
+
+@pytest.mark.parametrize("init, expected", [
+    ("self.dense = torch.nn.Linear(8, 8)", {("0",), ("1",)}),
+    ("self.dense = torch.nn.Linear(8, 8); self.extra = 1", {("1",)}),     # shares its line
+    ("self.dense = self.proj = torch.nn.Linear(8, 8)", {("1",)}),         # two targets
+])
+def test_constructions_removable_alone(init, expected):
+    """report_ctor_alone: the constructions whose statement can go without taking anything else."""
+    rules = load_rules(["bias_gelu"], cache_dir=None)
+    code = HEAD.replace("self.dense = torch.nn.Linear(8, 8)", init) + FOLD.format(statement="h = self.dense(h)")
+    model = solve(facts_of(code), rules_program(rules), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  parts=[LAYOUT_PART], keep={"match_node", "report_ctor_alone"})
+    assert model.get("match_node"), "the rule matches the snippet"
+    assert {tuple(str(a) for a in args[4:]) for args in model.get("report_ctor_alone")} == expected
+
 
 @pytest.mark.parametrize("rule_id, forward, relation, expected", CASES)
 def test_layout_relation(rule_id, forward, relation, expected):
