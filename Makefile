@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -43,6 +43,11 @@ match: setup $(ZOO)/modeling_bert.py
 eval: build/matches.jsonl
 	$(BIN)/python -m evaluation.evaluate --counts $(SHARED)/groundtruth/paper_counts.tsv --ablations
 	$(BIN)/python -m evaluation.astgrep_baseline.run
+
+# Precision/recall per rule and corpus on the modern sample (make zoo-modern), against the
+# ground truth written by reading it (evaluation/groundtruth/modern/), under build/eval-modern/.
+eval-modern: setup
+	$(BIN)/python -m evaluation.evaluate_modern --corpora modern_models
 
 # The CI gate: no rule below the committed floor evaluation/baseline.tsv.
 gate: build/matches.jsonl

@@ -41,7 +41,7 @@ def load_groundtruth(tsv: Path) -> pd.DataFrame:
     return frame[KEY + ["note"]]
 
 
-def _scores(tp: int, fp: int, fn: int) -> tuple[float, float]:
+def precision_recall(tp: int, fp: int, fn: int) -> tuple[float, float]:
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
     return round(precision, 4), round(recall, 4)
@@ -58,7 +58,7 @@ def location_summary(matches: pd.DataFrame, truth: pd.DataFrame, rules: list[str
         tp = int((part["_merge"] == "both").sum())
         fp = int((part["_merge"] == "left_only").sum())
         fn = int((part["_merge"] == "right_only").sum())
-        rows.append((rule, tp + fn, tp, fp, fn, *_scores(tp, fp, fn)))
+        rows.append((rule, tp + fn, tp, fp, fn, *precision_recall(tp, fp, fn)))
     summary = pd.DataFrame(rows, columns=["rule", "gt", "tp", "fp", "fn", "precision", "recall"])
     diff = joined[joined["_merge"] != "both"].copy()
     diff["kind"] = diff["_merge"].map({"left_only": "fp", "right_only": "fn"})
@@ -77,5 +77,5 @@ def count_summary(matches: pd.DataFrame, paper_counts: Path, rules: list[str]) -
     for rule in rules + ["total"]:
         part = both if rule == "total" else both[both["rule"] == rule]
         tp, fp, fn = (int(part[c].sum()) for c in ("tp", "fp", "fn"))
-        rows.append((rule, int(part["paper"].sum()), tp, fp, fn, *_scores(tp, fp, fn)))
+        rows.append((rule, int(part["paper"].sum()), tp, fp, fn, *precision_recall(tp, fp, fn)))
     return pd.DataFrame(rows, columns=["rule", "gt", "tp", "fp", "fn", "precision", "recall"])

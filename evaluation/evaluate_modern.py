@@ -1,0 +1,96 @@
+"""`make eval-modern`: scan the modern sample (evaluation/modern/sample.tsv, fetched by `make
+zoo-modern`) with every bundled rule and score it against its ground truth
+(evaluation/groundtruth/modern/locations.tsv): precision and recall per rule and corpus.
+
+A location is (corpus, path, rule, line); one line can hold a location twice (two calls), so
+locations are counted, not merely compared as sets. Writes build/eval-modern/matches.jsonl,
+summary.tsv and differences.tsv (every false positive and false negative), and prints the
+summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from adopter.support.atomic import atomic_write_text
+from evaluation.metrics import precision_recall
+
+HERE = Path(__file__).resolve().parent
+SAMPLE = HERE / "modern" / "sample.tsv"
+GROUNDTRUTH = HERE / "groundtruth" / "modern" / "locations.tsv"
+KEY = ["corpus", "path", "rule", "line"]
+
+
+def sample_files(sample: pd.DataFrame, corpora: Path) -> list[Path]:
+    files = [corpora / corpus / path for corpus, path in zip(sample["corpus"], sample["path"])]
+    missing = [str(f) for f in files if not f.exists()]
+    if missing:
+        raise SystemExit(f"{missing[0]}: error: not fetched (run `make zoo-modern`); {len(missing)} files missing")
+    return files
+
+
+def scan(files: list[Path], out: Path) -> None:
+    """`adopter scan` over the sampled files, cold, as a user runs it."""
+    command = [sys.executable, "-m", "adopter", "scan", *map(str, files), "--format", "jsonl", "-o", str(out), "--no-cache"]
+    subprocess.run(command, check=False)  # a file that fails is a diagnostic; its matches are missing
+
+
+def found_locations(matches: Path, corpora: Path) -> pd.DataFrame:
+    """The scan's locations, keyed like the ground truth (corpus and path inside it)."""
+    rows = []
+    for line in matches.read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            corpus, path = Path(record["file"]).resolve().relative_to(corpora.resolve()).as_posix().split("/", 1)
+            rows.append((corpus, path, record["rule"], int(record["line"])))
+    return pd.DataFrame(rows, columns=KEY)
+
+
+def summary(found: pd.DataFrame, truth: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per rule and corpus (and each rule over all corpora, and the total): `gt tp fp fn
+    precision recall`; and the differing locations, one row per missing or extra count."""
+    counts = (found.value_counts(KEY).rename("found").to_frame()
+              .join(truth.value_counts(KEY).rename("gt"), how="outer").fillna(0).astype(int).reset_index())
+    counts["tp"] = counts[["found", "gt"]].min(axis=1)
+    counts["fp"], counts["fn"] = counts["found"] - counts["tp"], counts["gt"] - counts["tp"]
+    rows = []
+    groups = [(rule, corpus, part) for (rule, corpus), part in counts.groupby(["rule", "corpus"])]
+    groups += [(rule, "all", part) for rule, part in counts.groupby("rule")] + [("total", "all", counts)]
+    for rule, corpus, part in groups:
+        tp, fp, fn = (int(part[c].sum()) for c in ("tp", "fp", "fn"))
+        rows.append((rule, corpus, tp + fn, tp, fp, fn, *precision_recall(tp, fp, fn)))
+    table = pd.DataFrame(rows, columns=["rule", "corpus", "gt", "tp", "fp", "fn", "precision", "recall"])
+    differing = counts[(counts["fp"] > 0) | (counts["fn"] > 0)]
+    return table, differing[KEY + ["found", "gt"]].sort_values(KEY, ignore_index=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", type=Path, default=Path("modern_models"))
+    parser.add_argument("--out", type=Path, default=Path("build/eval-modern"))
+    parser.add_argument("--matches", type=Path, help="score this scan output instead of scanning")
+    args = parser.parse_args(argv)
+    sample = pd.read_csv(SAMPLE, sep="\t", dtype=str)
+    matches = args.matches
+    if matches is None:
+        matches = args.out / "matches.jsonl"
+        matches.parent.mkdir(parents=True, exist_ok=True)
+        scan(sample_files(sample, args.corpora), matches)
+    truth = pd.read_csv(GROUNDTRUTH, sep="\t", dtype={"line": int}, keep_default_na=False)[KEY]
+    table, differing = summary(found_locations(matches, args.corpora), truth)
+    atomic_write_text(args.out / "summary.tsv", table.to_csv(sep="\t", index=False))
+    atomic_write_text(args.out / "differences.tsv", differing.to_csv(sep="\t", index=False))
+    print(f"Modern sample ({len(sample)} files), against {GROUNDTRUTH.name} ({args.out}/summary.tsv):")
+    print(table.to_string(index=False))
+    print(f"\n{len(differing)} differing locations in {args.out}/differences.tsv")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
