@@ -57,6 +57,9 @@ class Literal:
 Span = list[int]  # line, col, end_line, end_col (lines from 1, columns from 0)
 
 
+MODULE_LEVEL = "-"  # the class of code outside any class (a module-level function)
+
+
 @dataclass
 class NodeSite:
     """Where a pattern node of a match is: for the rewriter, which edits it there."""
@@ -147,7 +150,7 @@ class Layout:
 
 @dataclass
 class Match:
-    """One location where a rule matches: (rule, file, class, line)."""
+    """One location where a rule matches: (rule, file, class, line, column)."""
     rule: str
     file: str
     line: int
@@ -182,4 +185,5 @@ class Match:
 
     @property
     def location(self) -> tuple:
-        return (self.rule, self.file, self.class_, self.line)
+        """Two calls on one line are two locations; one call reached from two methods is one."""
+        return (self.rule, self.file, self.class_, self.line, self.col)

@@ -11,7 +11,7 @@ from collections import Counter
 
 import clingo
 
-from adopter.records import (CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NodeSite,
+from adopter.records import (MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NodeSite,
                               UnstableName)
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
@@ -51,7 +51,7 @@ class _Positions:
         """(class, function) holding the expression."""
         function = self.stmt_function.get(self.expr[expr][1], 0)
         cls = self.function_class.get(function)
-        return self.class_name.get(cls, "-"), self.function_name.get(function, "-")
+        return self.class_name.get(cls, MODULE_LEVEL), self.function_name.get(function, "-")
 
 
 def rules_program(rules: list[Rule]) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from adopter.records import Match
+from adopter.records import MODULE_LEVEL, Match
 from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
@@ -76,6 +76,10 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
                save_original_names: bool = False) -> Plan:
     if rule.detect_only:
         raise Unsafe("the rule is detect-only")
+    module_level = [site.function for site in match.nodes if site.class_ == MODULE_LEVEL]
+    if module_level and rule.scope == "methods":
+        raise Unsafe(f"the match is in module-level function `{module_level[0]}`, which other code may call; "
+                     "the rule's `scope: methods` leaves such functions alone")
     if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
         raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
     planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)

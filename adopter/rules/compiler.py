@@ -70,8 +70,6 @@ def compile_rule(rule: Rule) -> str:
     for i, node in enumerate(fwd):
         x = xs[i]
         body.append(f"rule_node_at({x}, R, K{i + 1})")  # a node of a rule root, and its key (support.lp)
-        if rule.scope == "methods":  # the paper's scope: module-level functions are shared code, left alone
-            body.append(f"not function_node({x})")
         if node.kind == "layer" and node.callee.startswith("$"):
             j = ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")

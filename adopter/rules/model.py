@@ -45,7 +45,9 @@ class Rule:
     anchor: str = "forward"  # which part's first node gives the location's line
     kernel: str = "paper"
     guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
-    scope: str = "methods"  # "methods": nodes in forward and its self-helpers; "functions": also in module-level functions they call
+    # where a rewrite may edit (matches are found in both): "methods", forward and its
+    # self-helpers; "functions", also the module-level functions they call (code other callers share)
+    scope: str = "methods"
     fallback: str = "none"  # "eager": the rewrite keeps the original under `if <the paths where the match fails>:`
     extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (adopter/rules/catalogue/) lacks
     init_source: list[PatternNode] = field(default_factory=list)

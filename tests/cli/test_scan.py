@@ -119,9 +119,9 @@ def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_t
                      ("bert", "manual_attention", "BertSelfAttention")}
 
 
-def test_rules_leave_module_level_functions_alone_unless_their_scope_says_functions(tmp_path):
-    # softmax keeps the paper's scope (methods): the call inside the shared function is
-    # analysed (it is on the forward's path) but not matched; tanh_gelu has `scope: functions`
+def test_rules_find_matches_in_module_level_functions_whatever_their_scope(tmp_path):
+    # `scope:` says where a rewrite may edit (tests/golden/softmax.diff: softmax, `scope:
+    # methods`, is refused there), not what is found; tanh_gelu has `scope: functions`
     source = tmp_path / "m.py"
     source.write_text("""
 import torch
@@ -136,7 +136,8 @@ class Attn(nn.Module):
         return gelu(probs(x))
 """)
     matches = scan([str(source)], load_rules(["softmax", "tanh_gelu"]), jobs=1).matches
-    assert [(m.rule, m.line, m.function) for m in matches] == [("tanh_gelu", 8, "gelu")]
+    assert [(m.rule, m.line, m.class_, m.function) for m in matches] == [
+        ("softmax", 6, "-", "probs"), ("tanh_gelu", 8, "-", "gelu")]
 
 
 HELPER_TWICE = """

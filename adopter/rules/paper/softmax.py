@@ -47,3 +47,51 @@ class Unreachable(nn.Module):
 def module_level(x):
     # no-match: softmax
     return F.softmax(x, dim=-1)
+
+
+def eager_attention_forward(module, query, key, value, scaling, dropout=0.0):
+    scores = torch.matmul(query, key.transpose(2, 3)) * scaling
+    # match: softmax
+    weights = nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = nn.functional.dropout(weights, p=dropout, training=module.training)
+    return torch.matmul(weights, value)
+
+
+def sdpa_attention_forward(module, query, key, value, scaling, dropout=0.0):
+    # no-match: softmax
+    return F.softmax(query, dim=-1)  # the registry's entries are not analysed, only its default
+
+
+ATTENTION_FUNCTIONS = {"sdpa": sdpa_attention_forward}
+
+
+class InterfaceDefault(nn.Module):
+    """transformers 5: the kernel comes from a registry, the file's eager function is the default."""
+    def forward(self, q, k, v):
+        attention_interface = ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
+        return attention_interface(self, q, k, v, scaling=0.125)
+
+
+class GetattrDefault(nn.Module):
+    def forward(self, q, k, v):
+        attention_interface = getattr(ATTENTION_FUNCTIONS, self.config._attn_implementation, eager_attention_forward)
+        return attention_interface(self, q, k, v, 0.125)
+
+
+class RegistryEntry(nn.Module):
+    def forward(self, q, k, v):
+        attention_interface = ATTENTION_FUNCTIONS[self.config._attn_implementation]
+        return attention_interface(self, q, k, v, 0.125)
+
+
+def load_balancing(logits):
+    # match: softmax
+    return F.softmax(logits, dim=-1).mean()
+
+
+class CalledByName(nn.Module):
+    def forward(self, logits):
+        # match: softmax
+        # match: softmax
+        a = F.softmax(logits, dim=-1) + F.softmax(logits, dim=0)
+        return a + load_balancing(logits)
