@@ -86,6 +86,9 @@ class CtorSite:
     object: str  # the module's text: `self.dropout`, `self.layers[2]`
     sequential: bool
     other_uses: list[list[int]] = field(default_factory=list)  # (line, col) of reads outside the match
+    # the class is chosen at run time (`cls(...)`, `CLASSES[key](...)`): matched by what it may
+    # be, never replaced (not in the JSON output)
+    chosen: bool = False
 
     def to_json(self) -> dict:
         return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,

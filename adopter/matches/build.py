@@ -20,7 +20,7 @@ from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_other_use", "report_unmodelled", "report_nested", "report_fold_gap",
+             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_unmodelled", "report_nested", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable"}
 
@@ -83,6 +83,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     for x, text, polarity in model.get("report_lit"):
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
     objects = {c.number: o for c, o in model.get("report_obj")}
+    chosen = {c.number for (c,) in model.get("report_ctor_chosen")}
     other_uses: dict[tuple, set[int]] = {}  # (match key, constructor index) -> expressions
     for name, root, nodes, ctors, index, e in model.get("report_other_use"):
         other_uses.setdefault(((name.string, root, nodes, ctors), index.number), set()).add(e.number)
@@ -107,6 +108,8 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
+        for ctor_site, ctor in zip(match.ctors, ctors, strict=True):
+            ctor_site.chosen = ctor in chosen
         match.eager_when = _alternatives(eager.get(key, {}).values())
         match.merged_reads = merged.get(key, 0)
         match.layout = layouts.get(key, Layout()) if layout else None

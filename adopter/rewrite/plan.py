@@ -80,6 +80,10 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
     if module_level and rule.scope == "methods":
         raise Unsafe(f"the match is in module-level function `{module_level[0]}`, which other code may call; "
                      "the rule's `scope: methods` leaves such functions alone")
+    chosen = [site for site in match.ctors if site.chosen]
+    if chosen:
+        raise Unsafe(f"{chosen[0].object} is built at line {chosen[0].span[0]} from a class chosen at run time; "
+                     "only a construction that names its class is replaced")
     if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
         raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
     planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)

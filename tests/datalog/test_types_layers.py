@@ -96,3 +96,35 @@ def test_activation_table_lookup_has_the_table_type():
             return self.act(x)
     """
     assert structures_of(code, "M") == ["transformers.activations.ACT2FN(x) -> t1"]
+
+
+def _node_types(code: str) -> set[str]:
+    from conftest import facts_of
+    from adopter.datalog.engine import solve
+    return {t.string for _, t in solve(facts_of(code), keep={"node_type"}).get("node_type")}
+
+
+CHOSEN = """
+from torch import nn
+CLASSES = {"batch": nn.BatchNorm1d, "layer": nn.LayerNorm}
+class M(nn.Module):
+    def __init__(self, config):
+        %s
+    def forward(self, x):
+        return self.norm(x)
+"""
+
+
+def test_a_class_chosen_at_run_time_has_every_type_it_may_be():
+    """types/layers.lp chosen/2, one row per way of choosing: the layer's may-types."""
+    table = [
+        ("self.norm = CLASSES[config.norm](4)", {"torch.nn.BatchNorm1d", "torch.nn.LayerNorm"}),
+        ("cls = nn.GroupNorm if config.group else nn.LayerNorm\n        self.norm = cls(4)",
+         {"torch.nn.GroupNorm", "torch.nn.LayerNorm"}),
+        ("self.norm = CLASSES.get(config.norm, nn.Identity)(4)",
+         {"torch.nn.BatchNorm1d", "torch.nn.LayerNorm", "torch.nn.Identity"}),
+        ("cls = CLASSES.get_interface(config.norm, nn.Identity)\n        self.norm = cls(4)", {"torch.nn.Identity"}),
+        ("CLASSES = {}\n        self.norm = CLASSES[config.norm](4)", set()),  # a local dict shadows the module's
+    ]
+    for assignment, types in table:
+        assert _node_types(CHOSEN % assignment) == types, assignment

@@ -74,3 +74,38 @@ class ConstructedInForward(nn.Module):
     def forward(self, hidden_states):
         # no-match: bert_self_attention
         return BertSelfAttention(self.config)(hidden_states)
+
+
+ATTENTION_CLASSES = {"eager": BertSelfAttention, "other": nn.MultiheadAttention}
+OTHER_CLASSES = {"eager": nn.MultiheadAttention}
+
+
+class ChosenFromADict(nn.Module):
+    """transformers 4.4x: the class comes from a dict keyed by the attention implementation;
+    found by what it may be, not rewritten (the class is chosen at run time)."""
+    def __init__(self, config):
+        # match: bert_self_attention
+        self.self = ATTENTION_CLASSES[config._attn_implementation](config)
+
+    def forward(self, hidden_states):
+        return self.self(hidden_states)
+
+
+class ChosenByACondition(nn.Module):
+    """transformers 5: `X if c else Y`."""
+    def __init__(self, config, is_cross_attention=False):
+        attention_class = nn.MultiheadAttention if is_cross_attention else BertSelfAttention
+        # match: bert_self_attention
+        self.self = attention_class(config)
+
+    def forward(self, hidden_states):
+        return self.self(hidden_states)
+
+
+class ChosenFromOtherClasses(nn.Module):
+    def __init__(self, config):
+        # no-match: bert_self_attention
+        self.self = OTHER_CLASSES[config._attn_implementation](config)
+
+    def forward(self, hidden_states):
+        return self.self(hidden_states)
