@@ -176,6 +176,9 @@ class Match:
     # path the guard cannot tell (not in the JSON output; the rewriter refuses such a match).
     merged_reads: int = 0
     layout: Layout | None = None  # when the scan was asked for it (for `apply`); not in the JSON output
+    # pattern indices of binary nodes whose operands matched swapped (a commutative operator);
+    # not in the JSON output, whose bindings already follow it
+    swapped: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""

@@ -17,10 +17,10 @@ from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
 from adopter.extract.python_facts import FileFacts
 from adopter.rules.compiler import compile_rule
-from adopter.rules.model import Rule
+from adopter.rules.model import Rule, oriented
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_unmodelled", "report_nested", "report_fold_gap",
+             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_orientation", "report_unmodelled", "report_nested", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable"}
 
@@ -84,6 +84,10 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
     objects = {c.number: o for c, o in model.get("report_obj")}
     chosen = {c.number for (c,) in model.get("report_ctor_chosen")}
+    # (two orientations can both hold, `h + h`: the one as written first)
+    lefts: dict[tuple, list[int]] = {}
+    for name, root, nodes, ctors, ls in sorted(model.get("report_orientation"), key=lambda row: [str(p) for p in row]):
+        lefts.setdefault((name.string, root, nodes, ctors), [left.number for left in ls.arguments])
     other_uses: dict[tuple, set[int]] = {}  # (match key, constructor index) -> expressions
     for name, root, nodes, ctors, index, e in model.get("report_other_use"):
         other_uses.setdefault(((name.string, root, nodes, ctors), index.number), set()).add(e.number)
@@ -103,7 +107,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     # the first by their text, so the choice depends neither on the order in which the
     # grounder derived them nor on clingo's term order (which follows interning order)
     for key, group in sorted(groups.items(), key=lambda item: [str(part) for part in item[0]]):
-        rule = by_id[key[0]]
+        binary = [i for i, node in enumerate(by_id[key[0]].forward_source) if node.kind == "binary"]
+        swapped = [i for i, left in zip(binary, lefts.get(key, []), strict=False) if left == 1]
+        rule = oriented(by_id[key[0]], swapped)
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
@@ -113,6 +119,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         match.eager_when = _alternatives(eager.get(key, {}).values())
         match.merged_reads = merged.get(key, 0)
         match.layout = layouts.get(key, Layout()) if layout else None
+        match.swapped = swapped
         found.setdefault(match.location, match)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 

@@ -32,7 +32,7 @@ from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
 from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
 from adopter.rewrite.spans import EditSet, Unsafe
-from adopter.rules.model import PatternNode, Rule
+from adopter.rules.model import PatternNode, Rule, oriented
 
 KERNEL_HELPERS = "adopter.kernels.load_renamed"
 
@@ -86,6 +86,7 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
                      "only a construction that names its class is replaced")
     if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
         raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
+    rule = oriented(rule, match.swapped)  # positions as this match's operands are written
     planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)
     planner.init_part()
     planner.forward_part()
@@ -295,7 +296,7 @@ class _Planner:
                 continue
             line = self.ctx.statement_line(site.stmt, f"node {i + 1}'s statement")
             if i in self.match.layout.fold_unfit:
-                raise Unsafe(f"line {site.span[0]} is not `name = layer(...)`, so it cannot be folded away")
+                raise Unsafe(f"line {site.span[0]} is not `name = <call or operation>`, so it cannot be folded away")
             edit = self.plan.edits.at(self.ctx.key_of[id(line)])
             edit.fns.append(_statement_capturer(i, s, captured))
             edit.remove = True

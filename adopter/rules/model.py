@@ -4,7 +4,7 @@ the cache (adopter/rules/registry.py) need no lark at all, whose import would sl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -59,3 +59,14 @@ class Rule:
     @property
     def detect_only(self) -> bool:
         return not self.forward_target and not self.init_target
+
+
+def oriented(rule: Rule, swapped: list[int]) -> Rule:
+    """The rule as one match read it: the binary forward nodes at `swapped` (pattern indices)
+    matched their operands the other way round (`residual + dropout(x)` for `$a + $residual`)."""
+    if not swapped:
+        return rule
+    flip = {0: 1, 1: 0}
+    forward = [replace(node, inputs=tuple(replace(item, position=flip[item.position]) for item in node.inputs))
+               if i in swapped else node for i, node in enumerate(rule.forward_source)]
+    return replace(rule, forward_source=forward)

@@ -74,7 +74,7 @@ def test_unreadable_file_is_reported_and_the_others_scanned(tmp_path):
 
 def test_rules_show_prints_the_generated_datalog():
     result = run("rules", "show", "dropout_layernorm", "--datalog")
-    assert result.exit_code == 0 and 'cand(m("dropout_layernorm", R, ' in result.stdout
+    assert result.exit_code == 0 and 'cand_oriented(m("dropout_layernorm", R, ' in result.stdout
 
 
 SAMPLE = ["bert", "dpt", "groupvit", "gpt2", "t5", "gpt_neo", "clap", "efficientformer", "xlnet", "albert", "xmod"]

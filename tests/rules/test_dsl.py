@@ -34,7 +34,8 @@ def test_a_rule_parses_into_nodes_with_positions_and_variables():
 def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility():
     program = compile_rule(parse_rule(GOOD, "adopter/rules/x/example.adopt"))
     assert program.startswith('% rule "example"')
-    assert "input_from(X2, 0, X1)" in program                      # $a flows from the dropout
+    # $a flows from the dropout into the left operand of `+`, written first or second (operand_order)
+    assert "operand_order(X2, Left2, Right2)" in program and "input_from(X2, Left2, X1)" in program
     assert 'input_const(X6, "dim", "-1")' in program
     assert 'not ctor_const(C2, "bias", "False")' in program
     assert "not node_input(X3, 1, _, _)" in program and "node_input(X5" not in program  # unary `-`, not the wildcard
@@ -45,7 +46,8 @@ def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility()
                      'pattern_type("-").', 'pattern_type("torch.nn.Dropout").', 'pattern_type("torch.nn.LayerNorm").',
                      'pattern_type("torch.nn.functional.softmax").']
     assert "K1 < K2" in program                                    # `;` is a sequence
-    assert program.count("cand(m(\"example\", R, (X1, X2, X3, X4, X5, X6,), (C1, C2,))) :- ") == 1
+    # the candidate says how its binary node matched
+    assert program.count("cand_oriented(m(\"example\", R, (X1, X2, X3, X4, X5, X6,), (C1, C2,)), (Left2,)) :- ") == 1
     assert "mnode(" not in program  # nodes by position come from adopter.datalog/match/checks.lp
     # which node reads which (the checks in adopter/datalog/match/checks.lp hide only these values)
     edges = sorted(line for line in program.splitlines() if line.startswith("pattern_edge("))

@@ -101,6 +101,21 @@ class Unconnected(SelfOutput):
 
 
 class ResidualFirst(SelfOutput):
+    """`+` commutes: the residual may come first."""
+    def forward(self, h, r):
+        # match: dropout_layernorm
+        return self.LayerNorm(r + self.dropout(h))
+
+
+class ResidualFirstStatements(SelfOutput):
+    def forward(self, hidden_states, residual):
+        # match: dropout_layernorm
+        hidden_states = residual + self.dropout(hidden_states)
+        hidden_states = self.LayerNorm(hidden_states)
+        return hidden_states
+
+
+class ResidualMinusDropout(SelfOutput):
     def forward(self, h, r):
         # no-match: dropout_layernorm
-        return self.LayerNorm(r + self.dropout(h))
+        return self.LayerNorm(r - self.dropout(h))
