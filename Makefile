@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern gate timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -53,6 +53,10 @@ eval-modern: setup
 gate: build/matches.jsonl
 	$(BIN)/python -m evaluation.evaluate --counts $(SHARED)/groundtruth/paper_counts.tsv
 	$(BIN)/python -m evaluation.gate
+
+# The same on the modern sample (needs make zoo-modern): floors in evaluation/baseline_modern.tsv.
+gate-modern: eval-modern
+	$(BIN)/python -m evaluation.gate --summary build/eval-modern/summary.tsv --floor evaluation/baseline_modern.tsv
 
 # Analysis time per (model, rule), Table 4 shape (build/eval/timing.tsv).
 timing: setup $(ZOO)/modeling_bert.py

@@ -24,6 +24,15 @@ def test_gate_reports_each_rule_and_metric_below_its_floor():
     assert regressions(summary([("softmax", 1, 1, 0, 0, 1.0, 1.0)]), floor.iloc[:1]) == []
 
 
+def test_a_summary_per_corpus_is_gated_on_its_rows_over_all_corpora():
+    floor = pd.DataFrame({"rule": ["softmax"], "precision": [1.0], "recall": [0.9]})
+    measured = pd.DataFrame([("softmax", "timm-1.0.31", 1.0, 0.5), ("softmax", "all", 1.0, 0.95)],
+                            columns=["rule", "corpus", "precision", "recall"])
+    assert regressions(measured, floor) == []
+    measured.loc[1, "recall"] = 0.8
+    assert regressions(measured, floor) == ["softmax: recall 0.8000 < floor 0.9000"]
+
+
 def test_the_committed_floor_names_every_rule_and_the_total():
     floor = pd.read_csv(FLOOR, sep="\t")
     assert list(floor["rule"]) == RULE_ORDER + ["total"]
