@@ -53,6 +53,9 @@ class Literal:
     def to_json(self) -> dict:
         return {"condition": self.condition, "holds": self.holds}
 
+    def __str__(self) -> str:
+        return self.condition if self.holds else f"not {self.condition}"
+
 
 Span = list[int]  # line, col, end_line, end_col (lines from 1, columns from 0)
 
@@ -188,6 +191,11 @@ class Match:
                 "eager_when": [[lit.to_json() for lit in read] for read in self.eager_when],
                 "col": self.col, "end_col": self.end_col,
                 "nodes": [site.to_json() for site in self.nodes], "ctors": [site.to_json() for site in self.ctors]}
+
+    @property
+    def where(self) -> str:
+        """`Class.function`, or `function` for a module-level function."""
+        return self.function if self.class_ == MODULE_LEVEL else f"{self.class_}.{self.function}"
 
     @property
     def location(self) -> tuple:

@@ -34,8 +34,8 @@ def table(matches: list[Match]) -> str:
         return "no matches\n"
     rows = [("LOCATION", "RULE", "CLASS.FUNCTION", "PATH")]
     for m in matches:
-        path = ", ".join(("" if p["holds"] else "not ") + p["condition"] for p in m.path)
-        rows.append((f"{display_path(m.file)}:{m.line}", m.rule, f"{m.class_}.{m.function}", path or "-"))
+        path = ", ".join(map(str, m.path))
+        rows.append((f"{display_path(m.file)}:{m.line}", m.rule, m.where, path or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] + "\n" for r in rows)
 
@@ -52,7 +52,7 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
     for m in matches:
         results.append({
             "ruleId": m.rule, "ruleIndex": index[m.rule], "level": "note",
-            "message": {"text": f"{m.rule} applies in {m.class_}.{m.function}"},
+            "message": {"text": f"{m.rule} applies in {m.where}"},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": file_uri(m.file)},
                 "region": {"startLine": m.line, "startColumn": m.col + 1, "endLine": m.end_line}}}],

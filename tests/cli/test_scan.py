@@ -38,6 +38,20 @@ def test_jsonl_has_the_contract_fields(tmp_path):
     assert record["path"] == [{"condition": "self.training", "holds": True}]
 
 
+def test_table_shows_the_guard_path_and_a_module_level_function_by_its_name(tmp_path):
+    (tmp_path / "m.py").write_text(CODE + """
+def attend(x):
+    return F.softmax(x, dim=-1)
+class Caller(nn.Module):
+    def forward(self, x):
+        return attend(x)
+""")
+    result = run("scan", tmp_path / "m.py", "-r", "softmax")
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.stdout.splitlines()[1:]]
+    assert [row[1:] for row in rows] == [["softmax", "Attn.forward", "self.training"], ["softmax", "attend", "-"]]
+
+
 def test_sarif_is_a_2_1_0_log(tmp_path):
     (tmp_path / "m.py").write_text(CODE)
     log = json.loads(run("scan", tmp_path / "m.py", "--format", "sarif", "-r", "softmax").stdout)
