@@ -46,11 +46,15 @@ class FileFacts:
 
 
 def module_qname(path: str) -> str:
-    """The module's dotted name: `transformers.models.<m>.modeling_<m>` for zoo files."""
+    """A module's dotted name guessed from its path alone, for a file outside any package
+    folder: the path from a `transformers/models/` folder on (`.../transformers/models/
+    deprecated/nat/modeling_nat.py`), else `transformers.models.<m>.modeling_<m>` for a zoo
+    file, else the file's stem."""
     parts = path.replace("\\", "/").split("/")
     stem = parts[-1].removesuffix(".py")
-    if len(parts) >= 4 and parts[-4] == "transformers" and parts[-3] == "models":
-        return f"transformers.models.{parts[-2]}.{stem}"
+    roots = [i for i in range(len(parts) - 2) if parts[i:i + 2] == ["transformers", "models"]]
+    if roots:
+        return ".".join(parts[roots[-1]:-1] + [stem])
     match = re.fullmatch(r"modeling_(\w+)", stem)
     if match:
         return f"transformers.models.{match.group(1)}.{stem}"

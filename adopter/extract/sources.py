@@ -12,7 +12,7 @@ import tokenize
 from pathlib import Path
 
 from adopter.records import Diagnostic
-from adopter.extract.python_facts import FileFacts, extract_source
+from adopter.extract.python_facts import FileFacts, extract_source, module_qname
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # the largest zoo file is ~0.2 MB; beyond this is not model code
 
@@ -86,10 +86,32 @@ def decode_source(data: bytes, path: Path) -> tuple[str | None, Diagnostic | Non
         return None, Diagnostic(str(path), line, None, f"not {name} (byte 0x{data[error.start]:02x} at offset {error.start})")
 
 
-def extract_text(text: str, path: Path) -> tuple[FileFacts | None, Diagnostic | None]:
-    """Facts of decoded source; a diagnostic says why not (or warns, with facts)."""
+def module_name(path: Path) -> str:
+    """The dotted name Python imports the file by: its package's path from the topmost
+    folder holding an `__init__.py` (so `from ..x import y` resolves as Python does); for a
+    file outside any package, the name guessed from its path (`module_qname`)."""
+    folder = path.absolute().parent
+    if not _is_package(folder):
+        return module_qname(str(path))
+    parts = [] if path.stem == "__init__" else [path.stem]
+    while _is_package(folder) and folder.name:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
+
+
+def _is_package(folder: Path) -> bool:
     try:
-        facts = extract_source(text, str(path))
+        return (folder / "__init__.py").is_file()
+    except OSError:  # a folder we may not search is no package we can read
+        return False
+
+
+def extract_text(text: str, path: Path, module: str | None = None) -> tuple[FileFacts | None, Diagnostic | None]:
+    """Facts of decoded source (`module`: its dotted name, default `module_name(path)`); a
+    diagnostic says why not (or warns, with facts)."""
+    try:
+        facts = extract_source(text, str(path), module or module_name(path))
         if not text.strip():
             return facts, Diagnostic(str(path), None, None, "empty file: nothing to analyse", "warning")
         return facts, None

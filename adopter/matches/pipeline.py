@@ -23,7 +23,7 @@ from adopter.support.forks import Limits, Stopped, map_forked
 from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match
 from adopter.matches.build import LAYOUT_PART, REPORTED, matches_from_model, rules_program, unmodelled_warnings
-from adopter.extract.sources import decode_source, extract_text, read_bytes
+from adopter.extract.sources import decode_source, extract_text, module_name, read_bytes
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, prepare, retain_controls, solve
 from adopter.extract.python_facts import FileFacts
@@ -66,11 +66,14 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     # the facts are cached as rows, or as their tables (TSV text and row count) when those are
     # what is asked: rendered once, and text is cheap to write and to read
     facts_kind = "tables" if render_tables else "facts"
+    # (the dotted name resolves relative imports: the same text in another package is another analysis)
+    module = module_name(path)
     if cache.folder is None:  # keys hash the file and all of Adopter's code: skip when nothing is cached
         keys = dict.fromkeys((facts_kind, "summary", "matches"), "")
     else:
-        keys = {facts_kind: entry_key(data, facts_kind, str(path)), "summary": entry_key(data, "summary", variant),
-                "matches": entry_key(data, "matches", program, str(path), variant, "layout" if layout else "")}
+        keys = {facts_kind: entry_key(data, facts_kind, str(path), module),
+                "summary": entry_key(data, "summary", module, variant),
+                "matches": entry_key(data, "matches", program, str(path), module, variant, "layout" if layout else "")}
     wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k], k, _CODECS[k][1]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
@@ -81,7 +84,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         if text is None:
             result.diagnostics.append(problem)
             return result
-        facts, problem = extract_text(text, path)
+        facts, problem = extract_text(text, path, module)
         if problem:
             result.diagnostics.append(problem)
         if facts is None:
