@@ -196,6 +196,12 @@ class FactExtractor:
             self._emit("param", fid, index, arg.arg)
         for arg in node.args.kwonlyargs:
             self._emit("kwonly_param", fid, arg.arg)
+        # (evaluated where the def stands: held by the function id, which is no statement, so
+        # their names resolve as globals)
+        defaults = [*zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults),
+                    *((arg, d) for arg, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None)]
+        for arg, default in defaults:
+            self._emit("param_default", fid, arg.arg, self._expr(default, fid))
         outer = (self._function, self._exit, self._loops, self._raising)
         self._function, self._exit, self._loops, self._raising = fid, exit_id, [], []
         for pending, label in self._block(node.body, fid, "body", [(fid, "next")]):

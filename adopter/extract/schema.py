@@ -23,6 +23,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "function_exit": (("function", "exit"), "the CFG exit node of a function (its entry node is the function id)"),
     "param": (("function", "index", "name"), "positional parameter `index` of a function (self included)"),
     "kwonly_param": (("function", "name"), "keyword-only parameter of a function"),
+    "param_default": (("function", "name", "value"), "the default value (an expression) of a method's or module-level function's parameter"),
     # statements and control flow
     "stmt": (("stmt", "function", "kind", "line", "col", "end_line", "end_col"),
              "a statement inside a function (function 0: module level); also each `except` handler (excepthandler), `case` (match_case) and case guard (guard)"),

@@ -128,3 +128,24 @@ def test_a_class_chosen_at_run_time_has_every_type_it_may_be():
     ]
     for assignment, types in table:
         assert _node_types(CHOSEN % assignment) == types, assignment
+
+
+def test_a_class_passed_as_a_parameter_may_be_its_default():
+    """chosen/2 through param_default/3: `norm_layer=nn.BatchNorm2d`, unless reassigned first."""
+    template = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, c, norm_layer=nn.BatchNorm2d, *, act=nn.ReLU):
+            %s
+        def forward(self, x):
+            return self.norm(x)
+    """
+    table = [
+        ("self.norm = norm_layer(c)", {"torch.nn.BatchNorm2d"}),
+        ("self.norm = act()", {"torch.nn.ReLU"}),
+        ("self.norm = norm_layer(c) if norm_layer is not None else nn.Identity()", {"torch.nn.BatchNorm2d", "torch.nn.Identity"}),
+        ("norm_layer = nn.LayerNorm\n            self.norm = norm_layer(c)", {"torch.nn.LayerNorm"}),
+        ("self.norm = c(4)", set()),  # no default
+    ]
+    for assignment, types in table:
+        assert _node_types(template % assignment) == types, assignment
