@@ -63,6 +63,32 @@ def test_sequential_is_applied_in_order():
         "torch.nn.Linear(x) -> t1; torch.nn.BatchNorm1d(t1) -> t2; torch.nn.ReLU(t2) -> y"]
 
 
+def test_a_sequential_subclass_filled_by_add_module_is_applied_in_call_order():
+    code = """
+    from torch import nn
+    class ConvBN(nn.Sequential):
+        def __init__(self, c, with_bn=True):
+            super().__init__()
+            self.add_module("conv", nn.Conv2d(c, c, 3))
+            if with_bn:
+                self.add_module("bn", nn.BatchNorm2d(c))
+    class Deeper(ConvBN):
+        pass
+    class M(nn.Module):
+        def __init__(self):
+            self.a = ConvBN(4)
+            self.b = Deeper(4)
+            self.c = nn.Module()
+        def forward(self, x):
+            x = self.a(x)
+            x = self.b(x)
+            return self.c(x)
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Conv2d(x) -> t2; "
+        "torch.nn.BatchNorm2d(t2) -> x; torch.nn.Module(x) -> t3"]
+
+
 def test_modulelist_elements_are_typed_in_for_loops_and_by_index():
     code = """
     from torch import nn
