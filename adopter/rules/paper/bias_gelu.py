@@ -64,7 +64,7 @@ class OtherKey(nn.Module):
         self.act = ACT2FN[config.activation_function]
 
     def forward(self, h):
-        # no-match: bias_gelu
+        # match: bias_gelu
         return self.act(self.dense(h))
 
 
@@ -85,3 +85,13 @@ class Unconnected(Intermediate):
         # no-match: bias_gelu
         x = self.dense(h)
         return self.act(g), x
+
+
+class InlineActivation(nn.Module):
+    def __init__(self, config):
+        self.config = config
+        self.dense = nn.Linear(4, 16)
+
+    def forward(self, h):
+        # no-match: bias_gelu
+        return ACT2FN[self.config.hidden_act](self.dense(h))
