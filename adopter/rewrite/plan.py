@@ -76,6 +76,14 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
                save_original_names: bool = False) -> Plan:
     if rule.detect_only:
         raise Unsafe("the rule is detect-only")
+    # (the rewriter places and removes code by the pattern's order, types and reads)
+    if not all(node.ordered for node in rule.forward_source):
+        raise Unsafe("the rule leaves the order of its nodes open (`&`); such matches are found, not rewritten")
+    if any(len(node.callees) > 1 for node in rule.forward_source):
+        raise Unsafe("the rule allows several types for a node (`a|b`); such matches are found, not rewritten")
+    if rule.metadata == "allowed":
+        raise Unsafe("the rule lets the values it hides be measured elsewhere (`metadata: allowed`); "
+                     "such matches are found, not rewritten")
     module_level = [site.function for site in match.nodes if site.class_ == MODULE_LEVEL]
     if module_level and rule.scope == "methods":
         raise Unsafe(f"the match is in module-level function `{module_level[0]}`, which other code may call; "

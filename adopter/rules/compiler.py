@@ -81,9 +81,9 @@ def compile_rule(rule: Rule) -> str:
             j = ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
             types.append(init[j].callee)  # the layer's type is its constructor's
-        elif node.kind == "layer":
-            body += [f"node_type({x}, {q(node.callee)})", f"not node_kind({x}, op)"]
-            types.append(node.callee)
+        elif node.kind == "layer":  # (alternatives `a|b` as a pool: one rule per type)
+            body += [f"node_type({x}, ({';'.join(map(q, node.callees))}))", f"not node_kind({x}, op)"]
+            types += node.callees
         elif node.kind in ("binary", "unary"):
             body += [f"node_kind({x}, op)", f"node_type({x}, {q(node.op)})"]
             if node.kind == "binary":
@@ -122,8 +122,13 @@ def compile_rule(rule: Rule) -> str:
     # in adopter/datalog/match/support.lp is a function of the node's site), so K1 < K2 < ... also
     # makes the nodes distinct: no `Xi != Xj` literals, which would grow with the square of
     # the pattern's length. Constructors have no order: two `init:` nodes are two objects.
-    for k in range(len(xs) - 1):
-        body.append(f"K{k + 1} < K{k + 2}")
+    # A node written after `&` has no order against the one before it; it is kept distinct
+    # from the nodes before it by `!=` instead (a few such nodes, so few literals).
+    for k, node in enumerate(fwd[1:], 1):
+        if node.ordered:
+            body.append(f"K{k} < K{k + 1}")
+        else:
+            body += [f"{xs[i]} != {xs[k]}" for i in range(k)]
     body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
 
     # A candidate is one term, m(Rule, Root, Nodes, Ctors); the checks every candidate goes
@@ -145,6 +150,8 @@ def compile_rule(rule: Rule) -> str:
         lines.append(f"guards_equal({q(name)}).")
     if rule.fallback == "eager":
         lines.append(f"fallback_eager({q(name)}).")
+    if rule.metadata == "allowed":
+        lines.append(f"metadata_allowed({q(name)}).")
     return "\n".join(lines) + "\n"
 
 

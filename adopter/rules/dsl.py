@@ -6,6 +6,7 @@ Rules are data: the parser builds the dataclasses of adopter/rules/model.py and 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import lark
@@ -70,7 +71,7 @@ def _node(tree: lark.Tree) -> PatternNode:
             else:
                 name, value = item.children
                 parsed.append(_input(str(name), value, negated=item.data == "keyword_not"))
-        return PatternNode("layer", callee=str(callee.children[0]), inputs=tuple(parsed), output=str(out), **at)
+        return PatternNode("layer", callee="|".join(map(str, callee.children)), inputs=tuple(parsed), output=str(out), **at)
     if tree.data == "binary":
         left, op, right, _ = tree.children
         return PatternNode("binary", op=str(op), inputs=(_input(0, left), _input(1, right)), output=str(out), **at)
@@ -79,7 +80,15 @@ def _node(tree: lark.Tree) -> PatternNode:
 
 
 def _side(tree: lark.Tree) -> list[PatternNode]:
-    return [] if tree.data == "empty" else [_node(child) for child in tree.children]
+    if tree.data == "empty":
+        return []
+    nodes, ordered = [], True
+    for child in tree.children:
+        if isinstance(child, lark.Token):  # a separator
+            ordered = str(child) == ";"
+        else:
+            nodes.append(replace(_node(child), ordered=ordered))
+    return nodes
 
 
 def parse_rule(text: str, path: str) -> Rule:
@@ -136,12 +145,20 @@ def _check(rule: Rule) -> None:
         raise _error(path, None, None, f"scope must be `methods` or `functions`, not {rule.scope!r}")
     if rule.fallback not in ("none", "eager"):
         raise _error(path, None, None, f"fallback must be `none` or `eager`, not {rule.fallback!r}")
+    if rule.metadata not in ("breaks", "allowed"):
+        raise _error(path, None, None, f"metadata must be `breaks` or `allowed`, not {rule.metadata!r}")
     if rule.anchor not in ("forward", "init"):
         raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
     if not rule.forward_source:
         raise _error(path, None, None, "a rule needs a non-empty `forward:` source pattern")
     if rule.anchor == "init" and not rule.init_source:
         raise _error(path, None, None, "`anchor: init` needs an `init:` source pattern")
+    for part in (rule.init_source, rule.init_target, rule.forward_target):
+        for node in part:
+            if not node.ordered:
+                raise _error(path, node.line, node.col, "`&` (nodes in any order) is for a `forward:` source pattern only")
+            if len(node.callees) > 1:
+                raise _error(path, node.line, node.col, "`a|b` (either type) is for a `forward:` source pattern only")
 
 
 def _check_externs(rule: Rule, externs: list[lark.Token]) -> None:

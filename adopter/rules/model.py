@@ -36,6 +36,12 @@ class PatternNode:
     col: int = 0
     output_line: int = 0  # where the output `$variable` is written
     output_col: int = 0
+    ordered: bool = True  # written after `;` (or first): runs after the node before it; after `&`, in any order
+
+    @property
+    def callees(self) -> tuple[str, ...]:
+        """The types a call node may have: one, or the alternatives written `a|b`."""
+        return tuple(self.callee.split("|")) if self.callee else ()
 
 
 @dataclass
@@ -49,6 +55,8 @@ class Rule:
     # self-helpers; "functions", also the module-level functions they call (code other callers share)
     scope: str = "methods"
     fallback: str = "none"  # "eager": the rewrite keeps the original under `if <the paths where the match fails>:`
+    # "allowed": reads of an inner value's metadata (`x.size()`, `x.shape`, ...) outside the match do not break it
+    metadata: str = "breaks"
     extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (adopter/rules/catalogue/) lacks
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)

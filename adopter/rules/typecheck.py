@@ -44,7 +44,8 @@ def catalogue() -> dict[str, str]:
 
 def named_types(rule: Rule) -> set[str]:
     """Every qualified name the rule's patterns call or construct."""
-    return {node.callee for node in _all_nodes(rule) if node.kind == "layer" and not node.callee.startswith("$")}
+    return {callee for node in _all_nodes(rule) if node.kind == "layer" and not node.callee.startswith("$")
+            for callee in node.callees}
 
 
 def check_types(rule: Rule) -> None:
@@ -229,12 +230,15 @@ def _check_names(rule: Rule) -> None:
     constructors = [(node, True) for node in rule.init_source + rule.init_target]
     calls = [(node, False) for node in rule.forward_source + rule.forward_target]
     for node, constructs in constructors + calls:
-        if node.kind != "layer" or node.callee.startswith("$") or node.callee in extern:
+        if node.kind != "layer" or node.callee.startswith("$"):
             continue
-        if node.callee not in known:
-            raise _error(rule, node.line, node.col, _unknown(node.callee, known, extern))
-        if constructs and known[node.callee] != "module":
-            raise _error(rule, node.line, node.col, _not_a_module(node.callee, known))
+        for callee in node.callees:
+            if callee in extern:
+                continue
+            if callee not in known:
+                raise _error(rule, node.line, node.col, _unknown(callee, known, extern))
+            if constructs and known[callee] != "module":
+                raise _error(rule, node.line, node.col, _not_a_module(callee, known))
 
 
 def _unknown(name: str, known: dict[str, str], extern: set[str]) -> str:

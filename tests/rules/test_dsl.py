@@ -80,6 +80,11 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
     ("rule: bad\nforward: torch.relu($x) -> $y; torch.relu($y) -> $y => _\n", 2, 50, "$y is bound twice"),
     ("rule: bad\nextern: k.K\nforward: torch.relu($x) -> $y => k.K($q) -> $y\n", 3, 38, "$q in a target is not bound"),
     ("rule: other\nforward: torch.relu($x) -> $y => _\n", 1, 1, "differs from its file name"),
+    ("rule: bad\ninit: torch.nn.ReLU() -> $a & torch.nn.ReLU() -> $b => _\nforward: $a($x) -> $y; $b($y) -> $z => _\n",
+     2, 31, "`&` (nodes in any order) is for a `forward:` source pattern only"),
+    ("rule: bad\nforward: torch.relu($x) -> $y => torch.relu|torch.tanh($x) -> $y\n", 2, 34,
+     "`a|b` (either type) is for a `forward:` source pattern only"),
+    ("rule: bad\nforward: torch.relu|torch.nope($x) -> $y => _\n", 2, 10, "torch.nope"),
 ])
 def test_malformed_rules_name_file_line_and_column(text, line, col, message):
     with pytest.raises(AdopterError) as caught:
@@ -131,3 +136,20 @@ def test_a_chain_rule_compiles_to_a_number_of_literals_linear_in_its_length():
     counts = [body_literals(compile_rule(parse_rule(chain_rule(n), "adopter/rules/x/chain.adopt"))) for n in (10, 20, 40, 80)]
     steps = [b - a for a, b in zip(counts, counts[1:])]
     assert steps == [steps[0], 2 * steps[0], 4 * steps[0]], counts
+
+
+def test_ampersand_leaves_order_open_and_a_bar_gives_alternative_types():
+    text = ("rule: qkv\nmetadata: allowed\ninit: torch.nn.Linear() -> $q; torch.nn.Linear() -> $k => _\n"
+            "forward: $q($x) -> $a; $k($x) -> $b & torch.Tensor.view|torch.Tensor.reshape($a) -> $c => _\n")
+    rule = parse_rule(text, "adopter/rules/x/qkv.adopt")
+    assert [n.ordered for n in rule.forward_source] == [True, True, False] and rule.metadata == "allowed"
+    assert rule.forward_source[2].callees == ("torch.Tensor.view", "torch.Tensor.reshape")
+    program = compile_rule(rule)
+    # the projections keep their order; the split after `&` is only kept distinct from them
+    assert "K1 < K2" in program and "K2 < K3" not in program and "X1 != X3" in program and "X2 != X3" in program
+    assert 'node_type(X3, ("torch.Tensor.view";"torch.Tensor.reshape"))' in program
+    assert 'metadata_allowed("qkv").' in program
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
+    ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
+    with pytest.raises(AdopterError, match="metadata must be `breaks` or `allowed`"):
+        parse_rule(text.replace("metadata: allowed", "metadata: maybe"), "adopter/rules/x/qkv.adopt")
