@@ -106,7 +106,8 @@ def compile_rule(rule: Rule) -> str:
                 body.append(f"not {literal}" if item.negated else literal)
             else:
                 body.append(f"ctor_arg({c}, {pos}, _Arg{j + 1}_{k + 1})")  # named, not `_` (adopter/datalog/main.lp says why)
-    # one external variable used several times: all uses hold the same value
+    # one external variable used several times: all uses hold the same value (and, checked in
+    # checks.lp by shared_input/5 below, the same set of values: on every path)
     for v, info in variables.items():
         if info.producer is None and info.ctor is None:
             uses = info.uses
@@ -146,8 +147,17 @@ def compile_rule(rule: Rule) -> str:
         if info.producer is not None:
             lines += [f"pattern_edge({q(name)}, {info.producer}, {i})." for i in sorted({i for i, _ in info.uses})]
     lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in types})
-    if rule.guards == "equal":  # every node runs exactly when the others do
+    for v, info in variables.items():
+        if info.producer is None and info.ctor is None:
+            # (an operand's position depends on the match's orientation: binary nodes keep the
+            # one-shared-value test above)
+            for (i1, a), (i2, b) in zip(info.uses, info.uses[1:]):
+                if i1 not in binary and i2 not in binary:
+                    lines.append(f"shared_input({q(name)}, {i1}, {_pos(a)}, {i2}, {_pos(b)}).")
+    if rule.guards == "equal":  # the layers the init part binds run exactly when each other do (else every node)
         lines.append(f"guards_equal({q(name)}).")
+        bound = [i for i, node in enumerate(fwd) if node.kind == "layer" and node.callee.startswith("$")]
+        lines += [f"guards_equal_node({q(name)}, {i})." for i in bound or range(len(fwd))]
     if rule.fallback == "eager":
         lines.append(f"fallback_eager({q(name)}).")
     if rule.metadata == "allowed":

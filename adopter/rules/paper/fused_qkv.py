@@ -93,7 +93,7 @@ class KeyValueUnderBranch(TransposeForScores):
 
 class Interleaved(TransposeForScores):
     def forward(self, hidden_states):
-        # no-match: fused_qkv
+        # match: fused_qkv
         q = self.query(hidden_states)
         k = self.transpose_for_scores(self.key(hidden_states))
         v = self.transpose_for_scores(self.value(hidden_states))
@@ -107,3 +107,54 @@ class NoHeadSplit(TransposeForScores):
         k = self.key(hidden_states)
         v = self.value(hidden_states)
         return q + k + v
+
+
+class ChainedView(TransposeForScores):
+    def forward(self, hidden_states):
+        shape = (*hidden_states.shape[:-1], -1, 2)
+        # match: fused_qkv
+        q = self.query(hidden_states).view(shape).transpose(1, 2)
+        k = self.key(hidden_states).view(shape).transpose(1, 2)
+        v = self.value(hidden_states).reshape(shape).transpose(1, 2)
+        return q, k, v
+
+
+class ProjectionReadElsewhere(TransposeForScores):
+    def forward(self, hidden_states):
+        # no-match: fused_qkv
+        q = self.query(hidden_states)
+        k = self.key(hidden_states)
+        v = self.value(hidden_states)
+        return self.transpose_for_scores(q), self.transpose_for_scores(k), self.transpose_for_scores(v), q
+
+
+class ScaledBeforeSplit(TransposeForScores):
+    def forward(self, hidden_states):
+        # no-match: fused_qkv
+        q = self.query(hidden_states) * 0.5
+        k = self.key(hidden_states)
+        v = self.value(hidden_states)
+        return self.transpose_for_scores(q), self.transpose_for_scores(k), self.transpose_for_scores(v)
+
+
+class QueryFromAnotherInputWhenGiven(TransposeForScores):
+    def forward(self, hidden_states, query_states=None):
+        if query_states is None:
+            query_states = hidden_states
+        # no-match: fused_qkv
+        q = self.query(query_states)
+        k = self.key(hidden_states)
+        v = self.value(hidden_states)
+        return self.transpose_for_scores(q), self.transpose_for_scores(k), self.transpose_for_scores(v)
+
+
+class ProjectedInOneBranchSplitAfter(TransposeForScores):
+    def forward(self, hidden_states):
+        if self.training:
+            q = k = v = hidden_states
+        else:
+            # match: fused_qkv
+            q = self.query(hidden_states)
+            k = self.key(hidden_states)
+            v = self.value(hidden_states)
+        return self.transpose_for_scores(q), self.transpose_for_scores(k), self.transpose_for_scores(v)
