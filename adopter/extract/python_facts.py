@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from adopter.extract.coverage import MODELLED_TYPES
+from adopter.extract.mentions import quiet_runs
 from adopter.extract.schema import RELATIONS
 
 _OPS = {
@@ -120,6 +121,7 @@ class FactExtractor:
     def extract(self, tree: ast.Module) -> FileFacts:
         self._emit("module", self.module)
         self._module_block(tree.body)
+        self._rows["quiet_run"].extend(quiet_runs(self._rows))
         return self.facts
 
     def _module_block(self, body: list[ast.stmt]) -> None:

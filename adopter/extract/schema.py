@@ -30,6 +30,8 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "stmt_block": (("stmt", "parent", "branch", "index"),
                    "the statement is number `index` of block `branch` (body/orelse/handlers/finalbody/cases/guard) of `parent` (a statement or function)"),
     "cfg_edge": (("function", "source", "target", "label"), "control may pass from `source` to `target` (label: next/true/false/loop/exit/except; bypass: around a `for` over an empty iterable, or a `case` that does not match, whose definitions may not happen)"),
+    "quiet_run": (("stmt", "name", "target"),
+                  "a syntactic index: in a block run in order (body/orelse/finalbody), the siblings from `stmt` up to `target` (exclusive) write no name `name`, `target` does, and `stmt` is the block's first statement or follows one that does"),
     "if_test": (("stmt", "test"), "the condition of an `if` statement"),
     "while_test": (("stmt", "test"), "the condition of a `while` loop"),
     "for_loop": (("stmt", "target", "iter"), "`for target in iter`"),

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from conftest import relation
+from conftest import facts_of, relation
 
 NESTED = """
 from torch import nn
@@ -227,3 +227,90 @@ def test_calls_in_a_lambda_or_nested_def_are_not_nodes_of_the_method_and_a_walru
             return torch.exp((y := torch.tanh(h)))
     """
     assert _flows_by_type(code) == {("torch.tanh", "torch.exp")}
+
+
+# Control flow that leaves or enters a run of statements by other ways than its ends.
+CONTROL_FLOW = """
+import torch
+def f(x, y, items, flag):
+    a = x
+    b = 1
+    print(b)
+    for item in items:
+        c = a
+        log(item)
+        if item:
+            continue
+        log(item)
+        a = item
+        log(item)
+    else:
+        log(b)
+        z = a
+    try:
+        log(y)
+        a = y
+        log(y)
+        log(y)
+    except ValueError as err:
+        log(err)
+        w = a
+    finally:
+        log(b)
+        v = a
+    while flag:
+        log(flag)
+        if flag:
+            break
+        a = flag
+    log(b)
+    for a in items:
+        pass
+    log(b)
+    log(b)
+    k = (n := len(items)) and (m := n)
+    log(b)
+    match y:
+        case [a, *rest]:
+            log(b)
+        case {"k": a}:
+            log(b)
+        case _:
+            log(b)
+    log(b)
+    log(b)
+    def inner():
+        return a
+    log(b)
+    return a, m, k, inner
+"""
+
+
+def _use_def(code: str, sparse: bool) -> set[tuple[int, int, str]]:
+    from conftest import facts_of
+    from adopter.datalog.engine import solve
+    facts = facts_of(code)
+    if not sparse:
+        facts.rows["quiet_run"] = []
+    model = solve(facts, keep={"use_def_var"})
+    return {(e.number, d.number, v.string) for e, d, v in model.get("use_def_var")}
+
+
+def test_jumping_quiet_runs_keeps_every_definition_a_read_sees():
+    facts_runs = facts_of(CONTROL_FLOW).rows["quiet_run"]
+    assert len(facts_runs) > 20  # the snippet has runs to jump
+    assert _use_def(CONTROL_FLOW, sparse=True) == _use_def(CONTROL_FLOW, sparse=False)
+
+
+def test_jumping_quiet_runs_keeps_the_zoo_s_data_flow(zoo):
+    for name in ("modeling_bert.py", "modeling_longt5.py", "modeling_jukebox.py", "modeling_wav2vec2.py"):
+        code = (zoo / name).read_text()
+        assert _use_def(code, sparse=True) == _use_def(code, sparse=False), name
+
+
+def test_a_long_quiet_run_holds_no_rows_of_the_variable():
+    quiet = "".join(f"    log({i})\n" for i in range(200))
+    code = f"def f(x):\n    a = x\n{quiet}    return a\n"
+    live = {row for row in relation(code, "live") if row[1] == "a"}
+    reach = {row for row in relation(code, "reach_in") if row[2] == "a"}
+    assert len(live) == 1 and len(reach) == 1  # at the return only, not at the 200 calls
