@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from adopter.rewrite.conditions import disjunction
-from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
+from adopter.rewrite.inputs import TENSOR_METHOD, keywords_at, pattern_input
 from adopter.rewrite.kernel_sets import kernel_for
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe
 
@@ -172,7 +172,7 @@ def _target_call(planner, target: PatternNode, source, expressions) -> cst.Call:
         for item in s.inputs:
             if item.arg.var and item.arg.var not in produced and item.arg.var not in external:
                 if item.arg.var not in planner.ctors:
-                    external[item.arg.var] = pattern_input(expressions[i], item, method)
+                    external[item.arg.var] = pattern_input(expressions[i], item, method, keywords_at(s, item.position))
 
     def input_value(var: str) -> cst.BaseExpression:
         if var not in external:

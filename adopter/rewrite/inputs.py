@@ -8,13 +8,22 @@ import libcst as cst
 
 from adopter.rewrite.adapters import code
 from adopter.rewrite.spans import Unsafe
-from adopter.rules.model import Input
+from adopter.rules.model import Input, PatternNode
+from adopter.rules.signatures import input_keywords
 
 TENSOR_METHOD = "torch.Tensor."  # a pattern callee under it is written as a method call
 
 
-def pattern_input(node: cst.CSTNode, item: Input, method: bool = False) -> cst.BaseExpression:
-    """The argument (or operand) `item` names; Unsafe when the call does not spell it plainly."""
+def keywords_at(pattern: PatternNode, position) -> set[str]:
+    """The keywords that pass input `position` of the pattern node's types (their signatures)."""
+    if not isinstance(position, int) or pattern.kind != "layer":
+        return set()
+    return {keyword for callee in pattern.callees for keyword, at in input_keywords().get(callee, ()) if at == position}
+
+
+def pattern_input(node: cst.CSTNode, item: Input, method: bool = False, keywords: set[str] = frozenset()) -> cst.BaseExpression:
+    """The argument (or operand) `item` names, positional or passed by one of `keywords`; Unsafe
+    when the call does not spell it plainly."""
     if isinstance(node, cst.BinaryOperation):
         return node.left if item.position == 0 else node.right
     assert isinstance(node, cst.Call)
@@ -30,6 +39,9 @@ def pattern_input(node: cst.CSTNode, item: Input, method: bool = False) -> cst.B
                 return a.value
         raise Unsafe(f"no argument {item.position}= in `{code(node)}`")
     positional = [a for a in node.args if a.keyword is None]
+    named = [a for a in node.args if a.keyword is not None and a.keyword.value in keywords]
+    if named and not any(a.star for a in node.args) and item.position >= len(positional):
+        return named[0].value
     if any(a.star for a in node.args) or item.position >= len(positional):
         raise Unsafe(f"argument {item.position + 1} of `{code(node)}` is not a plain positional argument")
     return positional[item.position].value

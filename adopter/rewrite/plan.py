@@ -30,7 +30,7 @@ from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction,
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
-from adopter.rewrite.inputs import TENSOR_METHOD, pattern_input
+from adopter.rewrite.inputs import TENSOR_METHOD, keywords_at, pattern_input
 from adopter.rewrite.spans import EditSet, Unsafe
 from adopter.rules.model import PatternNode, Rule, oriented
 
@@ -399,7 +399,7 @@ _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), white
 def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:
     method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
     for item in pattern.inputs:
-        captured[(i, item.position)] = pattern_input(node, item, method)
+        captured[(i, item.position)] = pattern_input(node, item, method, keywords_at(pattern, item.position))
 
 
 def _capturer(i: int, pattern: PatternNode, captured: dict):

@@ -6,7 +6,9 @@ For a forward pattern of k nodes the generated program has
                         matching the init pattern; found node by node through
                         `cand_part("<id>", I, Root, ...)`, the partial candidates of nodes 1..I;
   `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern;
-  `pattern_type(Type)` (or `pattern_any`)  the node types it names, for adopter/datalog/match/support.lp.
+  `pattern_type(Type)` (or `pattern_any`)  the node types it names, for adopter/datalog/match/support.lp;
+  `input_keyword(Type, Keyword, Position)`  the parameters of those types a call may pass by
+                        keyword (adopter/rules/signatures.py), for adopter/datalog/flow/nodes.lp.
 One program for all rules (`adopter/datalog/match/checks.lp`) keeps the candidates whose nodes
 can share one path and whose intermediate values nothing else reads, as `match_node` etc.
 Every question is answered by the analyses' relations (`adopter/datalog/`); this module only
@@ -22,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from adopter.rules.model import Input, Rule
+from adopter.rules.signatures import input_keywords
 
 
 def q(text: str) -> str:
@@ -147,6 +150,8 @@ def compile_rule(rule: Rule) -> str:
         if info.producer is not None:
             lines += [f"pattern_edge({q(name)}, {info.producer}, {i})." for i in sorted({i for i, _ in info.uses})]
     lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in types})
+    keywords = input_keywords()
+    lines += sorted({f"input_keyword({q(t)}, {q(k)}, {i})." for t in types if t is not None for k, i in keywords.get(t, ())})
     for v, info in variables.items():
         if info.producer is None and info.ctor is None:
             # (an operand's position depends on the match's orientation: binary nodes keep the

@@ -86,6 +86,25 @@ def test_softmax_dtype_becomes_a_cast_of_the_input(tmp_path):
     assert "from xformers.triton.softmax import softmax as xformers_softmax" in patched
 
 
+def test_inputs_passed_by_keyword_are_matched_and_rewritten(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n"
+                      "class A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.drop = nn.Dropout(0.1)\n        self.norm = nn.LayerNorm(8)\n\n"
+                      "    def forward(self, x, h):\n        p = F.softmax(input=x, dim=-1)\n"
+                      "        q = F.softmax(dim=-1, input=p)\n"
+                      "        return self.norm(input=self.drop(input=q) + h)\n")
+    rules = load_rules(["softmax", "dropout_layernorm"])
+    matches = scan([str(source)], rules, jobs=1).matches
+    assert sorted((m.rule, m.line) for m in matches) == [("dropout_layernorm", 15), ("softmax", 13), ("softmax", 14)]
+    patched = patch_file(source, ["softmax"]).patched
+    assert "p = xformers_softmax(x)" in patched and "q = xformers_softmax(p)" in patched
+    # a softmax over another dimension, passed by keyword, is still refused
+    source.write_text(source.read_text().replace("input=x, dim=-1", "input=x, dim=0"))
+    patch = patch_file(source, ["softmax"])
+    assert [m.line for m, _reason in patch.refused] == [13]
+
+
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
     patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
     tree = ast.parse(patch.patched)

@@ -1,4 +1,5 @@
-"""adopter/rules/catalogue/torch.tsv is what evaluation/torch_catalogue.py makes of the pinned torch.
+"""adopter/rules/catalogue/torch.tsv and catalogue/inputs/torch.tsv are what
+evaluation/torch_catalogue.py makes of the pinned torch.
 
 Needs torch, which lives in `.venv-verify` (`make test-verify`); skipped in the main
 environment, where the rule checker reads the committed file only.
@@ -10,8 +11,14 @@ import pytest
 
 pytest.importorskip("torch", reason="torch lives in .venv-verify: run `make test-verify`")
 
-from evaluation.torch_catalogue import OUT, render  # noqa: E402
+from evaluation.torch_catalogue import INPUTS_OUT, OUT, render, render_inputs  # noqa: E402
 
 
 def test_the_committed_catalogue_equals_a_fresh_generation():
     assert OUT.read_text(encoding="utf-8") == render(), "regenerate it: make catalogue"
+
+
+def test_the_committed_input_positions_equal_a_fresh_generation():
+    assert INPUTS_OUT.read_text(encoding="utf-8") == render_inputs(), "regenerate it: make catalogue"
+    rows = INPUTS_OUT.read_text(encoding="utf-8").splitlines()
+    assert "torch.nn.functional.softmax\tinput\t0" in rows and "torch.nn.Linear\tinput\t0" in rows
