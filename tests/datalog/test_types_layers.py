@@ -36,6 +36,20 @@ def test_plain_alias_in_init_and_in_forward():
     assert structures_of(code, "M") == ["torch.nn.Linear(x) -> t1"]
 
 
+def test_an_attribute_made_another_name_of_a_layer_has_its_type():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.LayerNorm = nn.LayerNorm(4)
+            self.norm = self.LayerNorm
+            self.again = self.norm
+        def forward(self, x):
+            return self.again(self.norm(x))
+    """
+    assert structures_of(code, "M") == ["torch.nn.LayerNorm(x) -> t1; torch.nn.LayerNorm(t1) -> t2"]
+
+
 def test_attributes_are_inherited_from_in_file_base_classes():
     code = """
     from torch import nn

@@ -105,6 +105,28 @@ def test_inputs_passed_by_keyword_are_matched_and_rewritten(tmp_path):
     assert [m.line for m, _reason in patch.refused] == [13]
 
 
+def test_a_layer_called_through_another_name_is_found_and_its_construction_kept(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("from torch import nn\n\n\nclass A(nn.Module):\n    def __init__(self):\n"
+                      "        super().__init__()\n        self.dropout = nn.Dropout(0.1)\n"
+                      "        self.LayerNorm = nn.LayerNorm(8)\n        self.norm = self.LayerNorm\n\n"
+                      "    def forward(self, y, x):\n        return self.norm(self.dropout(y) + x)\n")
+    assert [(m.rule, m.line) for m in scan([str(source)], load_rules(["dropout_layernorm"]), jobs=1).matches] == [
+        ("dropout_layernorm", 12)]
+    # the alias reads the construction: it stays, so the norm's parameters cannot move into the kernel
+    patch = patch_file(source, ["dropout_layernorm"])
+    assert not patch.changed
+    assert [reason for _m, reason in patch.refused] == [
+        "self.norm is used elsewhere (line 9), so its parameters cannot move into the kernel"]
+    # called by its own name, the construction is still read by the alias: removing it made
+    # `self.norm = self.LayerNorm` raise AttributeError when the patched model was built
+    source.write_text(source.read_text().replace("return self.norm(", "return self.LayerNorm("))
+    patch = patch_file(source, ["dropout_layernorm"])
+    assert not patch.changed
+    assert [reason for _m, reason in patch.refused] == [
+        "self.LayerNorm is used elsewhere (line 9), so its parameters cannot move into the kernel"]
+
+
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
     patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
     tree = ast.parse(patch.patched)
