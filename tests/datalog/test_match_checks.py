@@ -1,0 +1,63 @@
+"""match/checks.lp: a candidate whose layers cannot all exist on one run of `__init__`, or
+whose layer exists only under the opposite of the guard it is called under, is no match."""
+
+import pytest
+
+from conftest import facts_of
+from adopter.matches.build import scan_facts
+from adopter.rules.registry import load_rules
+
+GUARDED_BN = """
+    import torch.nn as nn
+    class M(nn.Module):
+        def __init__(self, d, use_bn):
+            super().__init__()
+            self.use_bn = use_bn
+            self.conv = nn.Conv2d(d, d, 3)
+            if self.use_bn:
+                self.bn = nn.BatchNorm2d(d)
+        def forward(self, x):
+            y = self.conv(x)
+            if FORWARD_TEST:
+                y = self.bn(y)
+            return y
+"""
+
+
+def _lines(code: str, rule: str) -> list[int]:
+    return [m.line for m in scan_facts(facts_of(code), load_rules([rule]))]
+
+
+@pytest.mark.parametrize("test, found", [
+    ("not self.use_bn", False),   # built only when use_bn, called only when not: never both
+    ("self.use_bn", True),
+    ("x.dim() == 4", True),       # a guard on something else says nothing of the construction
+])
+def test_a_layer_built_under_a_guard_is_called_only_where_the_guard_may_hold(test, found):
+    assert bool(_lines(GUARDED_BN.replace("FORWARD_TEST", test), "conv_batchnorm")) is found
+
+
+def test_an_attribute_assigned_after_init_relates_no_guards():
+    code = GUARDED_BN.replace("FORWARD_TEST", "not self.use_bn").replace(
+        "        def forward(self, x):\n", "        def forward(self, x):\n            self.use_bn = False\n")
+    assert _lines(code, "conv_batchnorm") == [12]
+
+
+EXCLUSIVE = """
+    import torch.nn as nn
+    from transformers.activations import ACT2FN
+    class M(nn.Module):
+        def __init__(self, d, fancy):
+            super().__init__()
+            if fancy:
+                self.fc = nn.Linear(d, d)
+            ELSE
+                self.act = ACT2FN["gelu"]
+        def forward(self, x):
+            return self.act(self.fc(x))
+"""
+
+
+@pytest.mark.parametrize("between, found", [("else:", False), ("if fancy:", True)])
+def test_layers_built_on_paths_of_init_that_exclude_each_other_are_no_match(between, found):
+    assert bool(_lines(EXCLUSIVE.replace("ELSE", between), "bias_gelu")) is found
