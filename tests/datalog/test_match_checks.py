@@ -37,6 +37,13 @@ def test_a_layer_built_under_a_guard_is_called_only_where_the_guard_may_hold(tes
     assert bool(_lines(GUARDED_BN.replace("FORWARD_TEST", test), "conv_batchnorm")) is found
 
 
+@pytest.mark.parametrize("test, found", [("not self.use_bn", False), ("self.use_bn", True)])
+def test_a_parameter_stored_on_self_relates_the_guards_as_the_attribute_does(test, found):
+    code = GUARDED_BN.replace("FORWARD_TEST", test).replace("            if self.use_bn:\n", "            if use_bn:\n")
+    assert "if use_bn:" in code
+    assert bool(_lines(code, "conv_batchnorm")) is found
+
+
 def test_an_attribute_assigned_after_init_relates_no_guards():
     code = GUARDED_BN.replace("FORWARD_TEST", "not self.use_bn").replace(
         "        def forward(self, x):\n", "        def forward(self, x):\n            self.use_bn = False\n")
