@@ -201,3 +201,39 @@ class Match:
     def location(self) -> tuple:
         """Two calls on one line are two locations; one call reached from two methods is one."""
         return (self.rule, self.file, self.class_, self.line, self.col)
+
+
+@dataclass
+class NearMiss:
+    """A place where a rule's pattern is found but exactly one check fails (`scan --explain`):
+    where the candidate is, which check, and its evidence (`detail`, and the line it points at, 0: none)."""
+    rule: str
+    file: str
+    line: int
+    function: str
+    check: str
+    detail: str
+    detail_line: int = 0
+    col: int = 0
+    class_: str = ""
+
+    def to_json(self) -> dict:
+        """The object of one JSONL line (a match's location fields, and `near_miss`)."""
+        return {"rule": self.rule, "file": self.file, "class": self.class_, "function": self.function,
+                "line": self.line, "col": self.col,
+                "near_miss": {"check": self.check, "detail": self.detail, "detail_line": self.detail_line}}
+
+    @property
+    def where(self) -> str:
+        return self.function if self.class_ == MODULE_LEVEL else f"{self.class_}.{self.function}"
+
+    def reason(self) -> str:
+        """One line a person reads: what failed, and where."""
+        at = f" (line {self.detail_line})" if self.detail_line else ""
+        return {"infeasible": f"its nodes need `{self.detail}` both true and false",
+                "constructions exclusive": f"its layers are built on paths that exclude each other (`{self.detail}`)",
+                "layer not built": f"the layer is built{at} only where `self.{self.detail}` is the other way",
+                "guards differ": f"its nodes run under different guards (`{self.detail}` guards one of them only)",
+                "inputs differ": "the inputs one `$variable` names may hold different values",
+                "read outside": f"a value it removes is read outside the match{at}",
+                "unmodelled": f"its function holds `{self.detail}`, which the analyses do not model"}.get(self.check, self.check)

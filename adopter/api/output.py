@@ -7,20 +7,22 @@ from pathlib import PurePath
 from urllib.parse import quote
 
 from adopter.records import Diagnostic, display_path
-from adopter.records import Match
+from adopter.records import Match, NearMiss
 from adopter.rules.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render_matches(matches: list[Match], fmt: str, rules: list[Rule], diagnostics: list[Diagnostic] = ()) -> str:
+def render_matches(matches: list[Match], fmt: str, rules: list[Rule], diagnostics: list[Diagnostic] = (),
+                   near_misses: list[NearMiss] = ()) -> str:
     """The report; SARIF also records the run's diagnostics (JSONL and the table leave them
-    to stderr)."""
+    to stderr). Near misses (`scan --explain`) follow the matches: JSONL lines with a
+    `near_miss` object, table rows with the reason, SARIF results of level `none`."""
     if fmt == "jsonl":
-        return "".join(json.dumps(m.to_json(), sort_keys=False) + "\n" for m in matches)
+        return "".join(json.dumps(m.to_json(), sort_keys=False) + "\n" for m in [*matches, *near_misses])
     if fmt == "sarif":
-        return json.dumps(sarif(matches, rules, diagnostics), indent=2) + "\n"
-    return table(matches)
+        return json.dumps(sarif(matches, rules, diagnostics, near_misses), indent=2) + "\n"
+    return table(matches) + (near_miss_table(near_misses) if near_misses else "")
 
 
 def file_uri(path: str) -> str:
@@ -40,7 +42,15 @@ def table(matches: list[Match]) -> str:
     return "".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] + "\n" for r in rows)
 
 
-def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic] = ()) -> dict:
+def near_miss_table(near_misses: list[NearMiss]) -> str:
+    rows = [("NEAR MISS", "RULE", "CLASS.FUNCTION", "WHY NOT")]
+    rows += [(f"{display_path(m.file)}:{m.line}", m.rule, m.where, m.reason()) for m in near_misses]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n" + "".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] + "\n" for r in rows)
+
+
+def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic] = (),
+          near_misses: list[NearMiss] = ()) -> dict:
     """A SARIF 2.1.0 log: one run, one reporting descriptor per rule, one result per match,
     and one invocation whose notifications are the diagnostics (a failed file makes the
     execution unsuccessful)."""
@@ -58,6 +68,14 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
                 "region": {"startLine": m.line, "startColumn": m.col + 1, "endLine": m.end_line}}}],
             "properties": {"class": m.class_, "function": m.function, "init_lines": m.init_lines,
                            "bindings": m.bindings, "path": [literal.to_json() for literal in m.path]},
+        })
+    for m in near_misses:
+        results.append({
+            "ruleId": m.rule, "ruleIndex": index[m.rule], "level": "none", "kind": "informational",
+            "message": {"text": f"{m.rule} does not apply in {m.where}: {m.reason()}"},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": file_uri(m.file)}, "region": {"startLine": m.line, "startColumn": m.col + 1}}}],
+            "properties": {"near_miss": {"check": m.check, "detail": m.detail, "detail_line": m.detail_line}},
         })
     invocation = {"executionSuccessful": not any(d.severity == "error" for d in diagnostics),
                   "toolExecutionNotifications": [_notification(d) for d in diagnostics]}

@@ -26,6 +26,10 @@ class RunReport:
         return [m for f in self.files for m in (f.matches or [])]
 
     @property
+    def near_misses(self) -> list:
+        return [m for f in self.files for m in (f.near_misses or [])]
+
+    @property
     def all_facts(self) -> list:
         return [f.facts for f in self.files if f.facts is not None]
 

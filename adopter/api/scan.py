@@ -18,15 +18,17 @@ ScanResult = RunReport  # the result of `scan`
 
 def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
          progress: Callable[[Iterable, int], Iterable] | None = None, cache_dir: Path | None = DEFAULT_CACHE,
-         variant: str = "full", limits: Limits = Limits(), layout: bool = False) -> ScanResult:
+         variant: str = "full", limits: Limits = Limits(), layout: bool = False, explain: bool = False) -> ScanResult:
     """Scan every file under `paths` with `rules` (in parallel across files, cached by content).
 
     `variant` selects an ablation of the analyses (`adopter/datalog/variants/<variant>.lp`), for evaluation;
     a file's analysis over `limits` (time, memory) is one diagnostic; with `layout`, each
-    match carries what the rewriter needs (`Match.layout`).
+    match carries what the rewriter needs (`Match.layout`); with `explain`, the result also
+    holds the near misses (`ScanResult.near_misses`: candidates that fail exactly one check).
     """
     start = time.perf_counter()
     files, problems = expand_paths(paths)
     results, run_problems = run_files(files, rules, want_summary=False, want_facts=False, jobs=jobs, progress=progress,
-                                      cache_dir=cache_dir, variant=variant, limits=limits, layout=layout)
+                                      cache_dir=cache_dir, variant=variant, limits=limits, layout=layout,
+                                      explain=explain)
     return ScanResult(results, problems + run_problems, time.perf_counter() - start)

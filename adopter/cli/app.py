@@ -186,6 +186,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (a cold run)."),
          variant: str = typer.Option("full", "--variant", help="Analysis ablation, for evaluation: full, "
                                      + ", ".join(VARIANTS) + "."),
+         explain: bool = typer.Option(False, "--explain", help="Also report the near misses: where a rule's pattern "
+                                      "is found but exactly one check fails, with that check and its evidence."),
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location."""
     if variant != "full" and variant not in VARIANTS:
@@ -196,10 +198,10 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     except AdopterError as error:
         _fail(error)
     result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir, variant=variant,
-                      limits=_limits(file_timeout, file_memory))
+                      limits=_limits(file_timeout, file_memory), explain=explain)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
-    text = render_matches(result.matches, fmt.value, chosen, result.diagnostics)
+    text = render_matches(result.matches, fmt.value, chosen, result.diagnostics, result.near_misses)
     if output is not None:
         try:
             atomic_write_text(output, text)
@@ -208,7 +210,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     else:
         sys.stdout.write(text)
     if sys.stderr.isatty() or output is not None:
-        sys.stderr.write(f"{len(result.matches)} matches in {len(result.files)} files, {result.seconds:.1f} s, "
+        misses = f", {len(result.near_misses)} near misses" if explain else ""
+        sys.stderr.write(f"{len(result.matches)} matches{misses} in {len(result.files)} files, {result.seconds:.1f} s, "
                          f"{result.failed} failed\n")
     raise typer.Exit(1 if result.failed else 0)
 

@@ -11,8 +11,8 @@ from collections import Counter
 
 import clingo
 
-from adopter.records import (MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NodeSite,
-                              UnstableName)
+from adopter.records import (MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NearMiss,
+                              NodeSite, UnstableName)
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
 from adopter.extract.python_facts import FileFacts
@@ -22,7 +22,7 @@ from adopter.rules.model import Rule, oriented
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_orientation", "report_unmodelled", "report_nested", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
-            "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable"}
+            "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
 
 
 class _Positions:
@@ -61,6 +61,8 @@ def rules_program(rules: list[Rule]) -> str:
 # The program part of match/layout.lp: what the rewriter needs of the statements around
 # each match. Grounded only when asked (`apply`): a scan's output does not show it.
 LAYOUT_PART = ("match_layout", [])
+# The program part of match/checks.lp that finds the candidates failing one check (`scan --explain`).
+EXPLAIN_PART = ("explain", [])
 
 
 def scan_facts(facts: FileFacts, rules: list[Rule], program: str | None = None, layout: bool = False) -> list[Match]:
@@ -121,6 +123,33 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         match.layout = layouts.get(key, Layout()) if layout else None
         match.swapped = swapped
         found.setdefault(match.location, match)
+    return sorted(found.values(), key=lambda m: (m.line, m.rule))
+
+
+def near_misses_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[NearMiss]:
+    """One `NearMiss` per location of a candidate that fails exactly one check (the model has
+    EXPLAIN_PART's relations); a location that also matches is left out."""
+    by_id = {rule.id: rule for rule in rules}
+    pos = _Positions(facts)
+    site = {x: e.number for x, _, e in model.get("report_site")}
+    seq_ctor = {x: c.number for x, c in model.get("report_seq_ctor")}
+    outs = {x: v.string for x, v in model.get("report_out")}
+    inputs = {(x, str(p).strip('"')): t.string for x, p, t in model.get("report_input")}
+    objects = {c.number: o for c, o in model.get("report_obj")}
+    matched = {(name.string, root, nodes, ctors) for name, root, nodes, ctors, _i, _x in model.get("match_node")}
+    found: dict[tuple, NearMiss] = {}
+    for name, root, nodes, ctors, check, text, expr in sorted(model.get("report_near_miss"), key=lambda row: [str(p) for p in row]):
+        key = (name.string, root, nodes, ctors)
+        if key in matched:
+            continue
+        rule = by_id[name.string]
+        node_ids, ctor_ids = list(nodes.arguments), [c.number for c in ctors.arguments]
+        where = _build_match(rule, facts.path, pos, node_ids, ctor_ids, site, seq_ctor, outs, inputs, {}, objects,
+                             [set() for _ in ctor_ids])
+        miss = NearMiss(rule=rule.id, file=facts.path, line=where.line, col=where.col, function=where.function,
+                        class_=where.class_, check=check.string, detail=text.string,
+                        detail_line=pos.span(expr.number)[0] if expr.number else 0)
+        found.setdefault((miss.rule, miss.file, miss.class_, miss.line, miss.col), miss)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 

@@ -21,8 +21,9 @@ from adopter.records import Diagnostic
 from adopter.extract.tables import table_text
 from adopter.support.forks import Limits, Stopped, map_forked
 from adopter.support.plain import from_plain, to_plain
-from adopter.records import Match
-from adopter.matches.build import LAYOUT_PART, REPORTED, matches_from_model, rules_program, unmodelled_warnings
+from adopter.records import Match, NearMiss
+from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, REPORTED, matches_from_model, near_misses_from_model, rules_program,
+                                   unmodelled_warnings)
 from adopter.extract.sources import decode_source, extract_text, module_name, read_bytes
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, prepare, retain_controls, solve
@@ -40,6 +41,7 @@ class FileAnalysis:
     facts: FileFacts | None = None
     tables: dict[str, str] | None = None  # the facts as TSV lines (fact_tables.table_text), when asked
     matches: list[Match] | None = None
+    near_misses: list[NearMiss] = field(default_factory=list)  # with `explain`
     summary: tuple[int, int, int] | None = None  # (DL nodes, forward structures, forward methods not enumerated)
     cached: bool = False
     seconds: float = 0.0
@@ -53,10 +55,11 @@ class FileAnalysis:
 
 def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
                  cache: ResultCache, variant: str = "full", render_tables: bool = False, layout: bool = False,
-                 only_cached: bool = False) -> FileAnalysis | None:
+                 explain: bool = False, only_cached: bool = False) -> FileAnalysis | None:
     """Analyse one file; with `only_cached`, return None unless everything wanted is cached.
     With `render_tables`, the facts come back as TSV text (`tables`), not as rows; with
-    `layout`, each match carries its layout (what `apply` needs)."""
+    `layout`, each match carries its layout (what `apply` needs); with `explain`, the near misses
+    come too."""
     start = time.perf_counter()
     result = FileAnalysis(str(path))
     data, problem = read_bytes(path)
@@ -73,7 +76,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     else:
         keys = {facts_kind: entry_key(data, facts_kind, str(path), module),
                 "summary": entry_key(data, "summary", module, variant),
-                "matches": entry_key(data, "matches", program, str(path), module, variant, "layout" if layout else "")}
+                "matches": entry_key(data, "matches", program, str(path), module, variant, "layout" if layout else "",
+                                     "explain" if explain else "")}
     wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k], k, _CODECS[k][1]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
@@ -94,7 +98,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
             result.cache_problem = _store(cache, keys[facts_kind], facts_kind, found[facts_kind])
         if missing & {"summary", "matches"}:
             try:
-                found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing, variant, layout))
+                found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing, variant, layout,
+                                    explain))
             except RuntimeError as error:
                 result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
                 return result
@@ -107,7 +112,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
     if found.get("matches") is not None:  # the matches, and the warnings about functions left unmatched
-        result.matches, warnings = found["matches"]
+        result.matches, warnings, result.near_misses = found["matches"]
         result.diagnostics += warnings
     result.cached = not missing
     result.seconds = time.perf_counter() - start
@@ -151,7 +156,7 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     "summary": (lambda summary: (list(summary), []), lambda value, _texts: from_plain(tuple[int, int, int], value)),
     # the matches, and the warnings about functions no rule may match in
     "matches": (lambda found: (to_plain(found), []),
-                lambda value, _texts: from_plain(tuple[list[Match], list[Diagnostic]], value)),
+                lambda value, _texts: from_plain(tuple[list[Match], list[Diagnostic], list[NearMiss]], value)),
 }
 
 
@@ -162,12 +167,14 @@ def _programs(program: str, matches: bool) -> tuple[tuple[Path, ...], str]:
 
 
 def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str,
-           layout: bool = False) -> dict:
+           layout: bool = False, explain: bool = False) -> dict:
     """One clingo run for the core summary and/or the rules' matches (with their layouts)."""
     programs, extra = _programs(program, matches)
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     if matches and layout:
         parts = [*parts, LAYOUT_PART]
+    if matches and explain:
+        parts = [*parts, EXPLAIN_PART]
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
     model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
     out = {}
@@ -175,7 +182,8 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
         structures, skipped = count_structures(model)
         out["summary"] = (len(model.ids("dl_node")), structures, skipped)
     if matches:
-        out["matches"] = (matches_from_model(model, facts, rules, layout), unmodelled_warnings(model, facts))
+        out["matches"] = (matches_from_model(model, facts, rules, layout), unmodelled_warnings(model, facts),
+                          near_misses_from_model(model, facts, rules) if explain else [])
     return out
 
 
@@ -187,9 +195,9 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
               jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
               cache_dir: Path | None = None, variant: str = "full",
               render_tables: bool = False, limits: Limits = Limits(),
-              layout: bool = False) -> tuple[list[FileAnalysis], list[Diagnostic]]:
+              layout: bool = False, explain: bool = False) -> tuple[list[FileAnalysis], list[Diagnostic]]:
     """Analyse `files` (in parallel when there are several and `jobs` allows); see
-    `analyse_file` for `render_tables` and `layout`. A file over `limits` fails alone: with a limit, every
+    `analyse_file` for `render_tables`, `layout` and `explain`. A file over `limits` fails alone: with a limit, every
     file is analysed in a child process, which the limit stops. Returns each file's analysis
     and the run's own problems (a cache that cannot be used or written: one warning, the run
     goes on)."""
@@ -199,7 +207,7 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     # largest files first, so no worker is left with a big file at the end; results are
     # returned in the callers' order
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
-    tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant, render_tables, layout) for i in order]
+    tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant, render_tables, layout, explain) for i in order]
     # cache hits are answered here; only the misses go to worker processes (or run here,
     # when there is one: forking for it costs more than it saves)
     hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}

@@ -238,3 +238,43 @@ class Out(nn.Module):
 """)
     (match,) = scan([str(tmp_path / "m.py")], load_rules(["dropout_layernorm"]), jobs=1).matches
     assert match.eager_when == [[Literal('match self.mode: case "drop"', True)]]
+
+
+NEAR = """
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self, d, use_bn):
+        super().__init__()
+        self.use_bn = use_bn
+        self.conv = nn.Conv2d(d, d, 3)
+        if self.use_bn:
+            self.bn = nn.BatchNorm2d(d)
+        self.drop = nn.Dropout(0.1)
+        self.ln = nn.LayerNorm(d)
+    def forward(self, x, h):
+        y = self.conv(x)
+        if not self.use_bn:
+            y = self.bn(y)
+        z = self.drop(h)
+        print(z.shape)
+        return self.ln(z + y)
+"""
+
+
+def test_explain_reports_each_candidate_that_fails_one_check_with_its_evidence(tmp_path):
+    (tmp_path / "m.py").write_text(NEAR)
+    rules = ("-r", "conv_batchnorm", "-r", "dropout_layernorm")
+    plain = run("scan", tmp_path, "--format", "jsonl", *rules)
+    assert plain.exit_code == 0, plain.output
+    assert plain.stdout == ""  # no match, and no near miss unless asked
+    result = run("scan", tmp_path, "--format", "jsonl", "--explain", *rules)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["rule"], r["line"], r["near_miss"]) for r in records] == [
+        ("conv_batchnorm", 13, {"check": "layer not built", "detail": "use_bn", "detail_line": 9}),
+        ("dropout_layernorm", 16, {"check": "read outside", "detail": "", "detail_line": 17})]
+    table = run("scan", tmp_path, "--explain", *rules)
+    assert "the layer is built (line 9) only where `self.use_bn` is the other way" in table.stdout
+    assert "a value it removes is read outside the match (line 17)" in table.stdout
+    sarif = json.loads(run("scan", tmp_path, "--explain", "--format", "sarif", *rules).stdout)
+    assert [r["level"] for r in sarif["runs"][0]["results"]] == ["none", "none"]

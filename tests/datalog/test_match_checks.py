@@ -68,3 +68,25 @@ EXCLUSIVE = """
 @pytest.mark.parametrize("between, found", [("else:", False), ("if fancy:", True)])
 def test_layers_built_on_paths_of_init_that_exclude_each_other_are_no_match(between, found):
     assert bool(_lines(EXCLUSIVE.replace("ELSE", between), "bias_gelu")) is found
+
+
+def test_every_rejected_candidate_has_a_failed_check_and_no_match_has_one(zoo):
+    # match/checks.lp's `explain` part gives each `bad/1` rule a `failed/4` twin with its
+    # evidence: a rule added to one and not the other shows here
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+    from adopter.matches.build import EXPLAIN_PART, rules_program
+
+    program = rules_program(load_rules())
+    sources = [(zoo / name).read_text() for name in ("modeling_git.py", "modeling_hubert.py", "modeling_deberta_v2.py",
+                                                      "modeling_dpt.py", "modeling_bert.py")]
+    sources += [GUARDED_BN.replace("FORWARD_TEST", "not self.use_bn"), EXCLUSIVE.replace("ELSE", "else:")]
+    kinds = set()
+    for code in sources:
+        model = solve(facts_of(code), program, [EXPLAIN_PART], (MAIN_PROGRAM, *MATCH_PROGRAMS),
+                      keep={"bad", "failed", "matched"})
+        bad = {str(m) for (m,) in model.get("bad")}
+        failed = {str(m) for m, *_ in model.get("failed")}
+        assert bad == failed
+        assert not failed & {str(m) for (m,) in model.get("matched")}
+        kinds |= {check.string for _m, check, *_ in model.get("failed")}
+    assert {"read outside", "guards differ", "inputs differ", "layer not built", "constructions exclusive"} <= kinds
