@@ -288,4 +288,6 @@ def _object_text(obj: clingo.Symbol | None) -> str:
         return f"{_object_text(obj.arguments[0])}[{obj.arguments[1].number}]"
     if obj.name == "elem":
         return f"{_object_text(obj.arguments[0])}[*]"
+    if obj.name == "inline":  # built where it is called: its source text
+        return obj.arguments[1].string
     return str(obj)

@@ -93,5 +93,16 @@ class InlineActivation(nn.Module):
         self.dense = nn.Linear(4, 16)
 
     def forward(self, h):
+        # an activation built where it is called (the modern ground truth counts roformer's)
+        # match: bias_gelu
+        return ACT2FN[self.config.hidden_act](self.dense(h))
+
+
+class InlineActivationNoBias(nn.Module):
+    def __init__(self, config):
+        self.config = config
+        self.dense = nn.Linear(4, 16, bias=False)
+
+    def forward(self, h):
         # no-match: bias_gelu
         return ACT2FN[self.config.hidden_act](self.dense(h))
