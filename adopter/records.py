@@ -236,4 +236,5 @@ class NearMiss:
                 "guards differ": f"its nodes run under different guards (`{self.detail}` guards one of them only)",
                 "inputs differ": "the inputs one `$variable` names may hold different values",
                 "read outside": f"a value it removes is read outside the match{at}",
-                "unmodelled": f"its function holds `{self.detail}`, which the analyses do not model"}.get(self.check, self.check)
+                "unmodelled": f"its function holds `{self.detail}`, which the analyses do not model",
+                "sequential mixed": "its layers come from different constructions of one nn.Sequential"}.get(self.check, self.check)

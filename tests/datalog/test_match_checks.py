@@ -90,3 +90,26 @@ def test_every_rejected_candidate_has_a_failed_check_and_no_match_has_one(zoo):
         assert not failed & {str(m) for (m,) in model.get("matched")}
         kinds |= {check.string for _m, check, *_ in model.get("failed")}
     assert {"read outside", "guards differ", "inputs differ", "layer not built", "constructions exclusive"} <= kinds
+
+
+def test_the_layers_of_one_sequential_call_come_from_one_construction():
+    # dpt's readout projections: one attribute, an nn.Sequential built in either of two methods
+    code = """
+    import torch.nn as nn
+    from transformers.activations import ACT2FN
+    class M(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            if config.hybrid:
+                self._hybrid(config)
+            else:
+                self._plain(config)
+        def _hybrid(self, config):
+            self.readout = nn.Sequential(nn.Linear(8, 8), ACT2FN[config.hidden_act])
+        def _plain(self, config):
+            self.readout = nn.Sequential(nn.Linear(16, 8), ACT2FN[config.hidden_act])
+        def forward(self, x):
+            return self.readout(x)
+    """
+    found = sorted((m.line, m.init_lines) for m in scan_facts(facts_of(code), load_rules(["bias_gelu"])))
+    assert found == [(12, [12]), (14, [14])]  # not (14, [12, 14]): a Linear of one call, the activation of the other
