@@ -223,9 +223,8 @@ class NearMiss:
                 "line": self.line, "col": self.col,
                 "near_miss": {"check": self.check, "detail": self.detail, "detail_line": self.detail_line}}
 
-    @property
-    def where(self) -> str:
-        return self.function if self.class_ == MODULE_LEVEL else f"{self.class_}.{self.function}"
+    where = Match.where
+    location = Match.location  # (rule, file, class, line, column), as a match's
 
     def reason(self) -> str:
         """One line a person reads: what failed, and where."""

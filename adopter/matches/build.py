@@ -77,14 +77,10 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     `layout`, the model has the LAYOUT_PART's relations and each match carries them."""
     by_id = {rule.id: rule for rule in rules}
     pos = _Positions(facts)
-    site = {x: e.number for x, _, e in model.get("report_site")}
-    seq_ctor = {x: c.number for x, c in model.get("report_seq_ctor")}
-    outs = {x: v.string for x, v in model.get("report_out")}
-    inputs = {(x, str(p).strip('"')): t.string for x, p, t in model.get("report_input")}
+    site, seq_ctor, outs, inputs, objects = _node_reports(model)
     lits: dict = {}
     for x, text, polarity in model.get("report_lit"):
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
-    objects = {c.number: o for c, o in model.get("report_obj")}
     chosen = {c.number for (c,) in model.get("report_ctor_chosen")}
     # (two orientations can both hold, `h + h`: the one as written first)
     lefts: dict[tuple, list[int]] = {}
@@ -126,16 +122,23 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 
-def near_misses_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[NearMiss]:
-    """One `NearMiss` per location of a candidate that fails exactly one check (the model has
-    EXPLAIN_PART's relations); a location that also matches is left out."""
-    by_id = {rule.id: rule for rule in rules}
-    pos = _Positions(facts)
+def _node_reports(model) -> tuple[dict, dict, dict, dict, dict]:
+    """What report.lp says of the reported nodes and constructors: sites, Sequential
+    constructors, output names, input texts, constructed objects."""
     site = {x: e.number for x, _, e in model.get("report_site")}
     seq_ctor = {x: c.number for x, c in model.get("report_seq_ctor")}
     outs = {x: v.string for x, v in model.get("report_out")}
     inputs = {(x, str(p).strip('"')): t.string for x, p, t in model.get("report_input")}
     objects = {c.number: o for c, o in model.get("report_obj")}
+    return site, seq_ctor, outs, inputs, objects
+
+
+def near_misses_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[NearMiss]:
+    """One `NearMiss` per location of a candidate that fails exactly one check (the model has
+    EXPLAIN_PART's relations); a location that also matches is left out."""
+    by_id = {rule.id: rule for rule in rules}
+    pos = _Positions(facts)
+    site, seq_ctor, outs, inputs, objects = _node_reports(model)
     matched = {(name.string, root, nodes, ctors) for name, root, nodes, ctors, _i, _x in model.get("match_node")}
     found: dict[tuple, NearMiss] = {}
     for name, root, nodes, ctors, check, text, expr in sorted(model.get("report_near_miss"), key=lambda row: [str(p) for p in row]):
@@ -149,7 +152,7 @@ def near_misses_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[N
         miss = NearMiss(rule=rule.id, file=facts.path, line=where.line, col=where.col, function=where.function,
                         class_=where.class_, check=check.string, detail=text.string,
                         detail_line=pos.span(expr.number)[0] if expr.number else 0)
-        found.setdefault((miss.rule, miss.file, miss.class_, miss.line, miss.col), miss)
+        found.setdefault(miss.location, miss)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 
