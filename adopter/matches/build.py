@@ -133,18 +133,15 @@ def _node_reports(model) -> tuple[dict, dict, dict, dict, dict]:
     return site, seq_ctor, outs, inputs, objects
 
 
-def near_misses_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[NearMiss]:
+def near_misses_from_model(model, facts: FileFacts, rules: list[Rule], matches: list[Match]) -> list[NearMiss]:
     """One `NearMiss` per location of a candidate that fails exactly one check (the model has
-    EXPLAIN_PART's relations); a location that also matches is left out."""
+    EXPLAIN_PART's relations); a location one of `matches` holds is left out."""
     by_id = {rule.id: rule for rule in rules}
     pos = _Positions(facts)
     site, seq_ctor, outs, inputs, objects = _node_reports(model)
-    matched = {(name.string, root, nodes, ctors) for name, root, nodes, ctors, _i, _x in model.get("match_node")}
+    matched = {m.location for m in matches}
     found: dict[tuple, NearMiss] = {}
     for name, root, nodes, ctors, check, text, expr in sorted(model.get("report_near_miss"), key=lambda row: [str(p) for p in row]):
-        key = (name.string, root, nodes, ctors)
-        if key in matched:
-            continue
         rule = by_id[name.string]
         node_ids, ctor_ids = list(nodes.arguments), [c.number for c in ctors.arguments]
         where = _build_match(rule, facts.path, pos, node_ids, ctor_ids, site, seq_ctor, outs, inputs, {}, objects,
@@ -152,7 +149,8 @@ def near_misses_from_model(model, facts: FileFacts, rules: list[Rule]) -> list[N
         miss = NearMiss(rule=rule.id, file=facts.path, line=where.line, col=where.col, function=where.function,
                         class_=where.class_, check=check.string, detail=text.string,
                         detail_line=pos.span(expr.number)[0] if expr.number else 0)
-        found.setdefault(miss.location, miss)
+        if miss.location not in matched:
+            found.setdefault(miss.location, miss)
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 

@@ -182,8 +182,9 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
         structures, skipped = count_structures(model)
         out["summary"] = (len(model.ids("dl_node")), structures, skipped)
     if matches:
-        out["matches"] = (matches_from_model(model, facts, rules, layout), unmodelled_warnings(model, facts),
-                          near_misses_from_model(model, facts, rules) if explain else [])
+        found = matches_from_model(model, facts, rules, layout)
+        out["matches"] = (found, unmodelled_warnings(model, facts),
+                          near_misses_from_model(model, facts, rules, found) if explain else [])
     return out
 
 

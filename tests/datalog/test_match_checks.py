@@ -1,6 +1,8 @@
 """match/checks.lp: a candidate whose layers cannot all exist on one run of `__init__`, or
 whose layer exists only under the opposite of the guard it is called under, is no match."""
 
+import textwrap
+
 import pytest
 
 from conftest import facts_of
@@ -92,7 +94,7 @@ def test_every_rejected_candidate_has_a_failed_check_and_no_match_has_one(zoo):
     assert {"read outside", "guards differ", "inputs differ", "layer not built", "constructions exclusive"} <= kinds
 
 
-def test_the_layers_of_one_sequential_call_come_from_one_construction():
+def test_the_layers_of_one_sequential_call_come_from_one_construction(tmp_path):
     # dpt's readout projections: one attribute, an nn.Sequential built in either of two methods
     code = """
     import torch.nn as nn
@@ -113,3 +115,10 @@ def test_the_layers_of_one_sequential_call_come_from_one_construction():
     """
     found = sorted((m.line, m.init_lines) for m in scan_facts(facts_of(code), load_rules(["bias_gelu"])))
     assert found == [(12, [12]), (14, [14])]  # not (14, [12, 14]): a Linear of one call, the activation of the other
+
+    # the mixed candidates fail one check, but at locations that match: no near miss there
+    from adopter.api.scan import scan
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(code))
+    result = scan([str(path)], load_rules(["bias_gelu"]), jobs=1, cache_dir=None, explain=True)
+    assert [m.line for m in result.matches] == [12, 14] and result.near_misses == []
