@@ -61,6 +61,12 @@ Span = list[int]  # line, col, end_line, end_col (lines from 1, columns from 0)
 
 
 MODULE_LEVEL = "-"  # the class of code outside any class (a module-level function)
+LOCALS = ".<locals>."  # joins a function defined inside another to it, as in `__qualname__`
+
+
+def is_nested(function: str) -> bool:
+    """The function (as a site names it) is defined by a def inside another function."""
+    return LOCALS in function
 
 
 @dataclass

@@ -18,12 +18,13 @@ MODELLED, REPORTED, ABSENT = "modelled", "reported", "absent"
 
 _NESTED = ("inside a function: binds its name; decorators, defaults and annotations are reads at "
            "the statement; every name its body loads and does not bind is a read at the statement, "
-           "of any definition in the function (it may be called later); its calls are no DL nodes")
+           "of any definition in the function (it may be called later)")
 
 STATEMENTS: dict[str, tuple[str, str]] = {
-    "FunctionDef": (MODELLED, "a method or module-level function has its own CFG; " + _NESTED),
+    "FunctionDef": (MODELLED, "a method or module-level function has its own CFG; " + _NESTED
+                    + "; a def's body is also a function with its own CFG, run where its name is called"),
     "AsyncFunctionDef": (MODELLED, "as FunctionDef"),
-    "ClassDef": (MODELLED, "classes and their methods; " + _NESTED + " (the body runs at once)"),
+    "ClassDef": (MODELLED, "classes and their methods; " + _NESTED + " (the body runs at once; its calls are no DL nodes)"),
     "Return": (MODELLED, "value read; edge to the exit"),
     "Delete": (MODELLED, "`del x` reads x (the patched code must still define it); `del a.b`, `del a[i]` read a"),
     "Assign": (MODELLED, "every name stored in a target (nested, starred) is a definition; values flow "

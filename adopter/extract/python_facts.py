@@ -187,11 +187,16 @@ class FactExtractor:
                 self._class(item)
 
     # -- functions and statements ----------------------------------------------------------
-    def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_id: int | None) -> None:
+    def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_id: int | None,
+                      defined_at: int | None = None) -> None:
+        """A method (`class_id`), a module-level function, or a function defined by the def
+        statement `defined_at` inside another function."""
         fid, exit_id = self._id(), self._id()
         self._emit("function_def", fid, node.name, *self._pos(node))
         if class_id is not None:
             self._emit("function_class", fid, class_id)
+        if defined_at is not None:
+            self._emit("nested_function", fid, defined_at)
         self._emit("function_exit", fid, exit_id)
         positional = node.args.posonlyargs + node.args.args
         for index, arg in enumerate(positional):
@@ -202,13 +207,14 @@ class FactExtractor:
         # their names resolve as globals)
         defaults = [*zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults),
                     *((arg, d) for arg, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None)]
-        for arg, default in defaults:
-            self._emit("param_default", fid, arg.arg, self._expr(default, fid))
-        outer = (self._function, self._exit, self._loops, self._raising)
-        self._function, self._exit, self._loops, self._raising = fid, exit_id, [], []
+        if defined_at is None:  # (a nested def's defaults are reads at its def statement)
+            for arg, default in defaults:
+                self._emit("param_default", fid, arg.arg, self._expr(default, fid))
+        outer = (self._function, self._exit, self._loops, self._raising, self._scopes)
+        self._function, self._exit, self._loops, self._raising, self._scopes = fid, exit_id, [], [], []
         for pending, label in self._block(node.body, fid, "body", [(fid, "next")]):
             self._emit("cfg_edge", fid, pending, exit_id, label)
-        self._function, self._exit, self._loops, self._raising = outer
+        self._function, self._exit, self._loops, self._raising, self._scopes = outer
 
     def _edge(self, source: int, target: int, label: str) -> None:
         self._emit("cfg_edge", self._function, source, target, label)
@@ -398,6 +404,9 @@ class FactExtractor:
         for expr in _definition_exprs(node):
             self._expr(expr, sid)
         self._nested_body(sid, node, sid)
+        if type(node) is not ast.ClassDef:
+            # and its body once more, as a function of its own that a call of its name runs
+            self._function_def(node, None, defined_at=sid)
 
     def _nested_body(self, scope: int, node: ast.AST, sid: int) -> None:
         kind = "class" if type(node) is ast.ClassDef else "function"  # a lambda is a function

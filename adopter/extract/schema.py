@@ -72,6 +72,8 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
                      "a comprehension, function (def or lambda) or class scope inside a function; `parent` is the nearest enclosing scope that is not a class (0: the function itself), as a class body's names are not visible in the scopes nested in it"),
     "name_scope": (("expr", "scope"), "a name expression inside a nested scope (the innermost)"),
     "scope_param": (("scope", "name"), "a parameter of a nested function or lambda"),
+    "nested_function": (("function", "stmt"),
+                        "a function defined by a def statement inside another function: its body is emitted twice, as names of the nested scope `stmt` and as a function of its own"),
 }
 
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 import clingo
 
-from adopter.records import (MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NearMiss,
+from adopter.records import (LOCALS, MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NearMiss,
                               NodeSite, UnstableName)
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
@@ -35,6 +35,8 @@ class _Positions:
         self.function_class = dict(facts.rows["function_class"])
         self.class_name = {row[0]: row[1] for row in facts.rows["class_def"]}
         self.stmt_span = {row[0]: tuple(row[3:7]) for row in facts.rows["stmt"]}
+        # a function defined by a def inside another: the function holding that def
+        self.defined_in = {function: self.stmt_function[stmt] for function, stmt in facts.rows["nested_function"]}
 
     def span(self, expr: int) -> tuple[int, int, int, int]:
         row = self.expr[expr]
@@ -49,9 +51,16 @@ class _Positions:
 
     def owner(self, expr: int) -> tuple[str, str]:
         """(class, function) holding the expression."""
-        function = self.stmt_function.get(self.expr[expr][1], 0)
-        cls = self.function_class.get(function)
-        return self.class_name.get(cls, MODULE_LEVEL), self.function_name.get(function, "-")
+        return self.function_owner(self.stmt_function.get(self.expr[expr][1], 0))
+
+    def function_owner(self, function: int) -> tuple[str, str]:
+        """(class, name) of a function; a nested one is named as Python's `__qualname__`
+        does (`forward.<locals>.shape`), with the class of the method it is defined in."""
+        name = self.function_name.get(function, "-")
+        while function in self.defined_in:
+            function = self.defined_in[function]
+            name = f"{self.function_name.get(function, '-')}{LOCALS}{name}"
+        return self.class_name.get(self.function_class.get(function), MODULE_LEVEL), name
 
 
 def rules_program(rules: list[Rule]) -> str:
@@ -210,8 +219,8 @@ def unmodelled_warnings(model, facts: FileFacts) -> list[Diagnostic]:
     pos = _Positions(facts)
     warnings = []
     for function, kind, line in sorted(model.get("report_unmodelled"), key=lambda row: (row[2].number, row[1].string)):
-        cls = pos.class_name.get(pos.function_class.get(function.number), "")
-        where = f"{cls}.{pos.function_name.get(function.number, '?')}" if cls else pos.function_name.get(function.number, "?")
+        cls, name = pos.function_owner(function.number)
+        where = name if cls == MODULE_LEVEL else f"{cls}.{name}"
         warnings.append(Diagnostic(facts.path, line.number, None,
                                    f"`{kind.string}` {category(kind.string)} not modelled: no rewrite in {where}", "warning"))
     return warnings

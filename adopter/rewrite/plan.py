@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from adopter.records import MODULE_LEVEL, Match
+from adopter.records import MODULE_LEVEL, Match, is_nested
 from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
@@ -88,6 +88,10 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
     if module_level and rule.scope == "methods":
         raise Unsafe(f"the match is in module-level function `{module_level[0]}`, which other code may call; "
                      "the rule's `scope: methods` leaves such functions alone")
+    nested = [site.function for site in match.nodes if is_nested(site.function)]
+    if nested:
+        raise Unsafe(f"the match is in `{nested[0]}`, a function defined inside another; "
+                     "such matches are found, not rewritten")
     chosen = [site for site in match.ctors if site.chosen]
     if chosen:
         raise Unsafe(f"{chosen[0].object} is built at line {chosen[0].span[0]} from a class chosen at run time; "

@@ -147,7 +147,7 @@ REACHING = {
         with a(h) as (x, y), b(x):
             return x
         """, {(4, 3), (5, 4)}),
-    "a closure reads any definition of the function, even a later one, but not its own parameter": ("""
+    "a closure reads any definition of the function, even a later one; its parameter only its own body": ("""
         def g():
             return x
         def k(x):
@@ -155,7 +155,7 @@ REACHING = {
         x = h
         x = h + 1
         return g()
-        """, {(4, 7), (4, 8)}),
+        """, {(4, 7), (4, 8), (6, 5)}),
     "a lambda's free name is a read, its parameter is not": ("""
         x = h
         f = lambda: x

@@ -1,6 +1,6 @@
 """adopter/datalog/flow/contexts.lp: `self.helper(...)` calls bring the helper's nodes into the caller."""
 
-from conftest import structures_of
+from conftest import relation, structures_of
 
 CODE = """
 import torch
@@ -38,3 +38,40 @@ def test_inherited_helpers_are_inlined_and_recursion_is_bounded():
     """
     (structure,) = structures_of(code, "Child")
     assert structure.count("torch.relu") == 3  # depth bound: max_inline_depth
+
+
+NESTED = """
+import torch
+from torch import nn
+def shape(t):
+    return torch.relu(t)
+class Attn(nn.Module):
+    def __init__(self):
+        self.q = nn.Linear(4, 4)
+        self.heads = 2
+    def forward(self, x):
+        batch = x.size(0)
+        def shape(states):
+            return states.view(batch, self.heads, -1).transpose(1, 2)
+        q = shape(self.q(x))
+        return torch.softmax(q, dim=-1)
+    def other(self, x):
+        return shape(x)
+"""
+
+
+def test_a_function_defined_inside_a_method_runs_where_it_is_called_with_its_argument_bound():
+    assert structures_of(NESTED, "Attn") == [
+        "torch.Tensor.size(x, 0) -> batch; torch.nn.Linear(x) -> t1; torch.Tensor.view(t1, batch, self.heads, -1) -> t2; "
+        "torch.Tensor.transpose(t2, 1, 2) -> q; torch.softmax(q, dim=-1) -> t3"]
+
+
+def test_a_nested_def_binds_its_name_only_inside_the_function_that_defines_it():
+    # `other` calls the module-level `shape` (relu); forward's `shape` is a local of forward
+    assert structures_of(NESTED, "Attn", "other") == ["torch.relu(x) -> t1"]
+    assert ("Attn.forward.<locals>.shape",) not in {(q,) for (_, q) in relation(NESTED, "module_function")}
+
+
+def test_a_nested_function_reads_the_variables_of_the_function_around_it():
+    uses = relation(NESTED, "free_read")
+    assert {v for (_, v, _) in uses} == {"batch", "self"}

@@ -127,6 +127,19 @@ def test_a_layer_called_through_another_name_is_found_and_its_construction_kept(
         "self.LayerNorm is used elsewhere (line 9), so its parameters cannot move into the kernel"]
 
 
+def test_a_match_inside_a_function_defined_in_forward_is_found_and_not_rewritten(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
+                      "    def forward(self, x):\n        def probs(scores):\n"
+                      "            return F.softmax(scores, dim=-1)\n\n        return probs(x + 1)\n")
+    (match,) = scan([str(source)], load_rules(["softmax"]), jobs=1).matches
+    assert (match.line, match.nodes[0].function) == (8, "forward.<locals>.probs")
+    patch = patch_file(source, ["softmax"])
+    assert [reason for _m, reason in patch.refused] == [
+        "the match is in `forward.<locals>.probs`, a function defined inside another; such matches are found, not rewritten"]
+    assert not patch.changed
+
+
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
     patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
     tree = ast.parse(patch.patched)
