@@ -19,43 +19,51 @@ from collections import defaultdict
 SEQUENTIAL_BRANCHES = frozenset({"body", "orelse", "finalbody"})
 
 
-def _mentions(rows: dict[str, list[tuple]]) -> dict[int, set[str]]:
-    """Statement -> the names written anywhere inside it (nested statements included)."""
-    name_of = {row[0]: row[1] for row in rows["name"]}
+def _mentions(rows: dict[str, list[tuple]], function_of: dict[int, int]) -> tuple[dict[int, set[str]], set[tuple[int, str]]]:
+    """Statement -> the names written anywhere inside it (nested statements included); and
+    the (function, name) pairs some statement of the function stores or binds."""
+    name_of = {row[0]: row for row in rows["name"]}
     mentions: dict[int, set[str]] = defaultdict(set)
+    stored: set[tuple[int, str]] = set()
     for expr, stmt, *_ in rows["expr"]:
-        name = name_of.get(expr)
-        if name is not None:
-            mentions[stmt].add(name)
+        row = name_of.get(expr)
+        if row is not None:
+            mentions[stmt].add(row[1])
+            if row[2] == "store":
+                stored.add((function_of[stmt], row[1]))
     for stmt, name, *_ in rows["stmt_binding"] + rows["import_binding"]:
         mentions[stmt].add(name)
+        stored.add((function_of[stmt], name))
     parent = {stmt: parent for stmt, parent, _branch, _index in rows["stmt_block"]}
     # ids grow from a statement to the statements inside it: the deepest are folded up first
     for stmt in sorted(parent, reverse=True):
         if stmt in mentions and parent[stmt] in parent:
             mentions[parent[stmt]] |= mentions[stmt]
-    return mentions
+    return mentions, stored
 
 
 def quiet_runs(rows: dict[str, list[tuple]]) -> list[tuple[int, str, int]]:
     """(First, Name, Next): in a block of statements run in order, the siblings from First up to
     Next (exclusive) do not name Name, Next does, and First is the block's first statement or
-    follows one that names Name. Only runs of at least one statement, only in functions."""
-    in_function = {row[0] for row in rows["stmt"] if row[1] != 0}
+    follows one that names Name. Only runs of at least one statement, only in functions, and
+    only for a name some statement of the function stores or binds: the analysis walks no
+    other (a global, a parameter never reassigned)."""
+    function_of = {row[0]: row[1] for row in rows["stmt"]}
     blocks: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
     for stmt, parent, branch, index in rows["stmt_block"]:
-        if branch in SEQUENTIAL_BRANCHES and stmt in in_function:
+        if branch in SEQUENTIAL_BRANCHES and function_of[stmt] != 0:
             blocks[parent, branch].append((index, stmt))
-    mentions = _mentions(rows)
+    mentions, stored = _mentions(rows, function_of)
     out: list[tuple[int, str, int]] = []
     for siblings in blocks.values():
         siblings.sort()
         order = [stmt for _index, stmt in siblings]
+        function = function_of[order[0]]
         last: dict[str, int] = {}  # name -> position of the sibling that last named it
         for position, stmt in enumerate(order):
             for name in mentions.get(stmt, ()):
                 first = last.get(name, -1) + 1
-                if first < position:
+                if first < position and (function, name) in stored:
                     out.append((order[first], name, stmt))
                 last[name] = position
     out.sort()
