@@ -188,6 +188,9 @@ class Match:
     # pattern indices of binary nodes whose operands matched swapped (a commutative operator);
     # not in the JSON output, whose bindings already follow it
     swapped: list[int] = field(default_factory=list)
+    # found in a subclass's root that runs the `forward` of a base class (its nodes are in the
+    # base's code, which other classes share): not rewritten; not in the JSON output
+    inherited: bool = False
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""

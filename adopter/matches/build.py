@@ -121,6 +121,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
         match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
+        if key[1].name == "u":  # a subclass's root, running its base's forward: the match is the subclass's
+            match.class_ = pos.class_name[key[1].arguments[1].number]
+            match.inherited = True
         for ctor_site, ctor in zip(match.ctors, ctors, strict=True):
             ctor_site.chosen = ctor in chosen
         match.eager_when = _alternatives(eager.get(key, {}).values())

@@ -89,16 +89,18 @@ def _root_of(model: Model, class_name: str, function: str, path: str) -> clingo.
     if class_name not in classes:
         raise AdopterError(Diagnostic(path, None, None, f"no class named {class_name!r}"))
     cls = classes[class_name]
+    inherited = {(c.number, fn.number) for c, fn in model.get("inherited_root")}
     for c, name, fn in model.get("resolves_method"):
         if c.number == cls and name.string == function:
-            return clingo.Function("r", [fn])
+            # a subclass that builds layers its base's forward reads has a root of its own
+            return clingo.Function("u", [fn, c]) if (cls, fn.number) in inherited else clingo.Function("r", [fn])
     raise AdopterError(Diagnostic(path, None, None, f"class {class_name!r} has no method {function!r}"))
 
 
 def model_structures(facts: FileFacts, class_name: str, function: str = "forward",
                      max_guards: int = DEFAULT_MAX_GUARDS) -> list[Structure]:
     """Every distinct model structure of `class_name.function`, in path order."""
-    root = _root_of(solve(facts, keep={"class_def", "resolves_method"}), class_name, function, facts.path)
+    root = _root_of(solve(facts, keep={"class_def", "resolves_method", "inherited_root"}), class_name, function, facts.path)
     model = solve(facts, extra_program=f"structure_root({root}).",
                   parts=[("structures", [clingo.Number(max_guards)]), ("structure_order", [])])
     for r, count in model.get("too_many_guards"):

@@ -88,6 +88,10 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
     if module_level and rule.scope == "methods":
         raise Unsafe(f"the match is in module-level function `{module_level[0]}`, which other code may call; "
                      "the rule's `scope: methods` leaves such functions alone")
+    if match.inherited:
+        base = match.nodes[0]
+        raise Unsafe(f"{match.class_} runs the `{base.function}` it inherits from {base.class_}, "
+                     "which other classes may share; such matches are found, not rewritten")
     nested = [site.function for site in match.nodes if is_nested(site.function)]
     if nested:
         raise Unsafe(f"the match is in `{nested[0]}`, a function defined inside another; "

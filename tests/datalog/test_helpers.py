@@ -1,6 +1,6 @@
 """adopter/datalog/flow/contexts.lp: `self.helper(...)` calls bring the helper's nodes into the caller."""
 
-from conftest import relation, structures_of
+from conftest import facts_of, relation, structures_of
 
 CODE = """
 import torch
@@ -75,3 +75,27 @@ def test_a_nested_def_binds_its_name_only_inside_the_function_that_defines_it():
 def test_a_nested_function_reads_the_variables_of_the_function_around_it():
     uses = relation(NESTED, "free_read")
     assert {v for (_, v, _) in uses} == {"batch", "self"}
+
+
+def test_a_subclass_gets_a_root_for_an_inherited_forward_only_when_it_builds_a_layer_forward_reads():
+    code = """
+    from torch import nn
+    class Base(nn.Module):
+        def __init__(self):
+            self.proj = nn.Linear(4, 4)
+        def forward(self, x):
+            return self.proj(x)
+    class Renamed(Base):
+        def __init__(self):
+            super().__init__()
+            self.note = "no layer forward reads"
+    class Wider(Base):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 8)
+    """
+    classes = {name: cid for cid, name, *_ in facts_of(code).rows["class_def"]}
+    assert {c for c, _f in relation(code, "inherited_root")} == {str(classes["Wider"])}
+    # its structure is its own root's: a Linear of its own (8 features), where Base's is another
+    assert structures_of(code, "Wider") == structures_of(code, "Base") == ["torch.nn.Linear(x) -> t1"]
+    assert relation(code, "forward_root") >= {(f"u({f},{classes['Wider']})",) for _c, f in relation(code, "inherited_root")}

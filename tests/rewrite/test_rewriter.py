@@ -140,6 +140,26 @@ def test_a_match_inside_a_function_defined_in_forward_is_found_and_not_rewritten
     assert not patch.changed
 
 
+def test_a_forward_inherited_by_subclasses_that_build_its_layers_is_matched_for_each_and_not_rewritten(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text((
+        "from torch import nn\n\n\nclass Block(nn.Module):\n    def forward(self, x):\n"
+        "        return self.bn(self.conv(x))\n\n\n"
+        "class Wide(Block):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(8, 8, 3)\n        self.bn = nn.BatchNorm2d(8)\n\n\n"
+        "class Narrow(Block):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(8, 8, 1)\n        self.bn = nn.BatchNorm2d(8)\n"))
+    matches = scan([str(source)], load_rules(["conv_batchnorm"]), jobs=1).matches
+    # one match per subclass, each with its own constructions, at the shared forward's line
+    assert sorted((m.class_, m.line, tuple(m.init_lines)) for m in matches) == [
+        ("Narrow", 6, (19, 20)), ("Wide", 6, (12, 13))]
+    patch = patch_file(source, ["conv_batchnorm"])
+    assert sorted(reason for _m, reason in patch.refused) == [
+        f"{cls} runs the `forward` it inherits from Block, which other classes may share; "
+        "such matches are found, not rewritten" for cls in ("Narrow", "Wide")]
+    assert not patch.changed
+
+
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
     patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
     tree = ast.parse(patch.patched)
