@@ -98,6 +98,9 @@ class CtorSite:
     # the class is chosen at run time (`cls(...)`, `CLASSES[key](...)`): matched by what it may
     # be, never replaced (not in the JSON output)
     chosen: bool = False
+    # built by a function or method that returns it (`self.conv = self._make_conv()`): found,
+    # never edited, as the rewriter edits only constructions assigned in the class's methods
+    returned: bool = False
 
     def to_json(self) -> dict:
         return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,

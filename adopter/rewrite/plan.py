@@ -100,6 +100,10 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
     if chosen:
         raise Unsafe(f"{chosen[0].object} is built at line {chosen[0].span[0]} from a class chosen at run time; "
                      "only a construction that names its class is replaced")
+    returned = [site for site in match.ctors if site.returned]
+    if returned:
+        raise Unsafe(f"{returned[0].object} is built at line {returned[0].span[0]} by a function that returns it; "
+                     "such constructions are found, not rewritten")
     if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
         raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
     rule = oriented(rule, match.swapped)  # positions as this match's operands are written

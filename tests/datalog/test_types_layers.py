@@ -189,3 +189,122 @@ def test_a_class_passed_as_a_parameter_may_be_its_default():
     ]
     for assignment, types in table:
         assert _node_types(template % assignment) == types, assignment
+
+
+def test_a_module_built_and_returned_by_a_builder_has_the_built_type():
+    """types/layers.lp returned/2: a method or module-level function of the file that returns a module."""
+    code = """
+    from collections import OrderedDict
+    from torch import nn
+    def conv_bn(c):
+        return nn.Sequential(nn.Conv2d(c, c, 3), nn.BatchNorm2d(c))
+    class M(nn.Module):
+        def __init__(self, c):
+            self.stem = conv_bn(c)
+            self.head = self._make_head(c)
+            self.down, self.final = self._make_pair(c)
+        def _make_head(self, c):
+            layer = nn.Linear(c, c)
+            return layer
+        def _make_pair(self, c):
+            down = nn.Conv2d(c, c, 1)
+            return down, nn.ReLU()
+        def forward(self, x):
+            x = self.stem(x)
+            x = self.down(x)
+            x = self.final(x)
+            return self.head(x)
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Conv2d(x) -> x; torch.nn.ReLU(x) -> x; "
+        "torch.nn.Linear(x) -> t2"]
+
+
+def test_a_sequential_of_an_ordered_dict_is_applied_in_order():
+    code = """
+    from collections import OrderedDict
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, c, deep):
+            if deep:
+                modules = [("conv1", nn.Conv2d(c, c, 3)), ("bn1", nn.BatchNorm2d(c)), ("conv2", nn.Conv2d(c, c, 3))]
+            else:
+                modules = [("conv1", nn.Conv2d(c, c, 7)), ("bn1", nn.BatchNorm2d(c))]
+            self.layer0 = nn.Sequential(OrderedDict(modules))
+        def forward(self, x):
+            return self.layer0(x)
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> t2; torch.nn.Conv2d(t2) -> t3"]
+
+
+def test_a_sequential_subclass_filled_by_attribute_assignment_is_applied_in_order():
+    """Assigning `self.conv = ...` registers a module as `add_module` does; a subclass with its
+    own forward runs that forward instead (its layers are no Sequential's)."""
+    code = """
+    from torch import nn
+    class ConvNorm(nn.Sequential):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3)
+            self.bn = nn.BatchNorm2d(c)
+    class Custom(nn.Sequential):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3)
+        def forward(self, x):
+            return x
+    class M(nn.Module):
+        def __init__(self):
+            self.a = ConvNorm(4)
+            self.b = Custom(4)
+        def forward(self, x):
+            x = self.a(x)
+            return self.b(x)
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; snippet.Custom(x) -> t2"]
+
+
+def test_local_lists_filled_by_append_or_extend_give_container_elements():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, n):
+            fuse = []
+            for i in range(n):
+                inner = []
+                inner.append(nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4)))
+                fuse.append(nn.ModuleList(inner))
+            self.fuse = nn.ModuleList(fuse)
+            heads = []
+            heads.extend([nn.Linear(4, 4), nn.Linear(4, 4)])
+            self.heads = nn.ModuleList(heads)
+        def forward(self, x):
+            for i, outer in enumerate(self.fuse):
+                for j, f in enumerate(outer):
+                    x = f(x)
+            down = self.heads[0]
+            return down.forward(x)
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Linear(x) -> t2"]
+
+
+def test_loops_over_zip_and_enumerate_of_zip_type_each_name_by_its_iterable():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.convs = nn.ModuleList([nn.Conv2d(4, 4, 3)])
+            self.bns = nn.ModuleList([nn.BatchNorm2d(4)])
+        def forward(self, x):
+            for conv, bn in zip(self.convs, self.bns):
+                x = bn(conv(x))
+            for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):
+                x = conv(x)
+                x = bn(x)
+            return x
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Conv2d(x) -> x; torch.nn.BatchNorm2d(x) -> x"]

@@ -160,6 +160,26 @@ def test_a_forward_inherited_by_subclasses_that_build_its_layers_is_matched_for_
     assert not patch.changed
 
 
+def test_a_layer_a_builder_returns_is_found_and_not_rewritten(tmp_path):
+    """A construction that reaches its attribute through a `return` lives in a function the
+    class does not own (or after the `return`, nothing runs): it is found, never edited."""
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from torch import nn\n\n\ndef make_conv(c):\n    conv = nn.Conv2d(c, c, 3)\n    return conv\n\n\n"
+        "class M(nn.Module):\n    def __init__(self, c):\n        super().__init__()\n"
+        "        self.conv = make_conv(c)\n        self.conv2, self.bn2 = self._pair(c)\n"
+        "        self.bn = nn.BatchNorm2d(c)\n\n"
+        "    def _pair(self, c):\n        return nn.Conv2d(c, c, 1), nn.BatchNorm2d(c)\n\n"
+        "    def forward(self, x):\n        x = self.bn(self.conv(x))\n        return self.bn2(self.conv2(x))\n")
+    matches = scan([str(source)], load_rules(["conv_batchnorm"]), jobs=1).matches
+    assert sorted((m.line, tuple(m.init_lines)) for m in matches) == [(20, (5, 14)), (21, (17,))]
+    patch = patch_file(source, ["conv_batchnorm"])
+    assert sorted(reason for _m, reason in patch.refused) == [
+        "self.conv is built at line 5 by a function that returns it; such constructions are found, not rewritten",
+        "self.conv2 is built at line 17 by a function that returns it; such constructions are found, not rewritten"]
+    assert not patch.changed
+
+
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
     patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
     tree = ast.parse(patch.patched)
