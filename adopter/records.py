@@ -194,6 +194,10 @@ class Match:
     # found in a subclass's root that runs the `forward` of a base class (its nodes are in the
     # base's code, which other classes share): not rewritten; not in the JSON output
     inherited: bool = False
+    # found in the `__call__` of an object the module calls with itself as an argument
+    # (`self.processor(self, x)`): `self` there is that object, not the module, so the
+    # rewriter's `self.<member>` would name the wrong object; not rewritten; not in the JSON output
+    in_called_object: bool = False
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""

@@ -185,6 +185,16 @@ class FactExtractor:
                 self._function_def(item, cid)
             elif isinstance(item, ast.ClassDef):
                 self._class(item)
+            elif isinstance(item, (ast.Assign, ast.AnnAssign)) and isinstance(item.value, (ast.Name, ast.Attribute)):
+                # only names: the analyses read class attributes that name a class
+                # (`_default_processor_cls = AttnProcessor`), and the many lists and strings of
+                # a class body would cost every file facts no analysis reads
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                names = [target.id for target in targets if isinstance(target, ast.Name)]
+                if names:
+                    value = self._expr(item.value, self._plain_stmt(item, 0))
+                    for name in names:
+                        self._emit("class_assign", cid, name, value)
 
     # -- functions and statements ----------------------------------------------------------
     def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_id: int | None,

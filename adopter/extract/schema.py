@@ -18,6 +18,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "module_assign": (("stmt", "name", "value"), "module-level `name = value` (value is an expression id)"),
     "class_def": (("class", "name", "line", "col", "end_line", "end_col"), "a class definition"),
     "class_base": (("class", "index", "base"), "the base expression at `index` of a class"),
+    "class_assign": (("class", "name", "value"), "`name = value` in a class body (value is an expression id)"),
     "function_def": (("function", "name", "line", "col", "end_line", "end_col"), "a function or method definition"),
     "function_class": (("function", "class"), "the function is a method defined directly in `class`"),
     "function_exit": (("function", "exit"), "the CFG exit node of a function (its entry node is the function id)"),

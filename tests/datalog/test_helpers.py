@@ -99,3 +99,32 @@ def test_a_subclass_gets_a_root_for_an_inherited_forward_only_when_it_builds_a_l
     # its structure is its own root's: a Linear of its own (8 features), where Base's is another
     assert structures_of(code, "Wider") == structures_of(code, "Base") == ["torch.nn.Linear(x) -> t1"]
     assert relation(code, "forward_root") >= {(f"u({f},{classes['Wider']})",) for _c, f in relation(code, "inherited_root")}
+
+
+def test_an_attention_processor_runs_with_the_module_as_its_first_argument():
+    """contexts.lp call_class/3: `self.processor(self, x)` runs the `__call__` of the in-file class
+    `_default_processor_cls` names (inherited from an in-file base too), with `attn` the module:
+    `attn.to_q` is its layer, and `self` inside `__call__` is the processor, not the module."""
+    code = """
+    from torch import nn
+    class Processor:
+        scale = None
+        def __call__(self, attn, hidden_states, mask=None):
+            q = attn.to_q(hidden_states)
+            return self.post(attn.to_out(q))
+    class Base(nn.Module):
+        _default_processor_cls = Processor
+    class Attention(Base):
+        def __init__(self, processor=None):
+            self.to_q = nn.Linear(4, 4)
+            self.to_out = nn.Linear(4, 4)
+            self.post = nn.ReLU()
+            self.set_processor(processor or self._default_processor_cls())
+        def forward(self, x):
+            return self.processor(self, x)
+    class Unrelated(nn.Module):
+        def forward(self, x):
+            return self.processor(self, x)
+    """
+    assert structures_of(code, "Attention") == ["torch.nn.Linear(x) -> q; torch.nn.Linear(q) -> t1"]
+    assert structures_of(code, "Unrelated") == [""]  # no processor class: nothing runs

@@ -22,6 +22,7 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
         from ..activations import ACT2FN
         X = nn.LayerNorm
         class A(nn.Module):
+            norm_cls = X
             def __init__(self, config, *, k=1):
                 super().__init__()
                 self.l = nn.Sequential(nn.Linear(1, 2), ACT2FN["gelu"])

@@ -180,6 +180,23 @@ def test_a_layer_a_builder_returns_is_found_and_not_rewritten(tmp_path):
     assert not patch.changed
 
 
+def test_a_match_in_an_attention_processor_is_found_and_not_rewritten(tmp_path):
+    """In `Processor.__call__(self, attn, ...)`, `self` is the processor: a fused member the
+    rewriter adds to the module would be called as `self.fused_...` on the wrong object."""
+    source = tmp_path / "p.py"
+    source.write_text(
+        "from torch import nn\n\n\nclass Processor:\n    def __call__(self, attn, hidden_states, residual):\n"
+        "        h = attn.dropout(hidden_states)\n        return attn.norm(h + residual)\n\n\n"
+        "class Attention(nn.Module):\n    _default_processor_cls = Processor\n\n    def __init__(self):\n"
+        "        super().__init__()\n        self.dropout = nn.Dropout(0.1)\n        self.norm = nn.LayerNorm(4)\n\n"
+        "    def forward(self, x, r):\n        return self.processor(self, x, r)\n")
+    patch = patch_file(source, ["dropout_layernorm"])
+    assert [(m.line, m.class_, reason) for m, reason in patch.refused] == [
+        (6, "Processor", "the match runs in Processor.__call__, an object the module calls with itself as an "
+                         "argument (`self.processor(self, ...)`); such matches are found, not rewritten")]
+    assert not patch.changed
+
+
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
     patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
     tree = ast.parse(patch.patched)
