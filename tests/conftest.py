@@ -52,3 +52,19 @@ def zoo() -> Path:
             pytest.fail("hf_models/ is missing: run `make zoo`")
         pytest.skip("hf_models/ is missing: run `make zoo`")
     return ZOO
+
+
+MODERN = ROOT / "modern_models"
+
+
+@pytest.fixture(scope="session")
+def modern_sample() -> list[Path]:
+    """The 66 files of the modern sample (evaluation/modern/sample.tsv), fetched by `make
+    zoo-modern`; with ADOPTER_REQUIRE_ZOO=1 (CI) a missing corpus fails, not skips."""
+    rows = [line.split("\t") for line in (ROOT / "evaluation" / "modern" / "sample.tsv").read_text().splitlines()[1:]]
+    files = [MODERN / corpus / path for corpus, path, _lines in rows]
+    if not all(f.exists() for f in files):
+        if os.environ.get("ADOPTER_REQUIRE_ZOO"):
+            pytest.fail("modern_models/ is missing: run `make zoo-modern`")
+        pytest.skip("modern_models/ is missing: run `make zoo-modern`")
+    return files

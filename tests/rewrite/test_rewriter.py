@@ -317,6 +317,36 @@ def test_applying_twice_changes_nothing_on_the_zoo(zoo, tmp_path, kernels):
     assert [(Path(p.path).name, [(m.rule, m.line) for m in p.applied]) for p in second.patches if p.changed] == []
 
 
+@pytest.mark.parametrize("kernels", ["default", "torch", "paper"])
+def test_applying_twice_changes_nothing_on_the_modern_sample(modern_sample, tmp_path, kernels):
+    """The same on today's code: each patched file goes back into a copy of its package
+    folders (their `__init__.py` name the module, against which relative imports resolve)."""
+    from adopter.api.apply import plan_patches
+
+    rules = load_rules()
+    first = plan_patches([str(f) for f in modern_sample], rules, kernels=kernels)
+    assert first.failed == 0 and first.applied > 0
+    from adopter.extract.sources import module_name
+
+    again = []
+    for patch in first.patches:
+        if not patch.changed:
+            continue
+        original = Path(patch.path).resolve()
+        root = next(p for p in original.parents if p.parent.name == "modern_models")
+        copy = tmp_path / original.relative_to(root.parent)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        for folder in original.relative_to(root).parents:
+            if (root / folder / "__init__.py").exists():
+                (tmp_path / root.name / folder / "__init__.py").touch()
+        copy.write_text(patch.patched)
+        assert module_name(copy) == module_name(original)
+        again.append(str(copy))
+    second = plan_patches(again, rules, kernels=kernels)
+    assert second.failed == 0
+    assert [(p.path, [(m.rule, m.line) for m in p.applied]) for p in second.patches if p.changed] == []
+
+
 # forward bodies where the fused kernel would remove `x` (the Dropout's output) but the code
 # still reads it, or where the analyses cannot tell: `adopter apply` must leave them all alone
 REMOVED_VALUE_STILL_NEEDED = {
