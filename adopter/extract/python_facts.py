@@ -527,6 +527,7 @@ class FactExtractor:
                     sub(part, sid)
             else:
                 rows["comprehension"].append((eid, sub(next(parts), sid), iterable))
+                rows["comprehension_target"].append((eid, sub(next(parts), sid)))  # (parts yield it next)
                 for part in parts:
                     sub(part, sid)
             self._scopes.pop()

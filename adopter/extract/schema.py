@@ -65,6 +65,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "element": (("expr", "index", "elem"), "element of a tuple, list or set literal"),
     "dict_item": (("expr", "index", "key", "value"), "item of a dict literal (key 0 for `**`)"),
     "comprehension": (("expr", "elt", "iter"), "a list/set/generator comprehension's element and first iterable"),
+    "comprehension_target": (("expr", "target"), "the target of a list/set/generator comprehension's first `for`"),
     "starred": (("expr", "value"), "`*value`"),
     "named_expr": (("expr", "target", "value"), "`(target := value)`: the statement stores the target; the expression evaluates to the value"),
     "walrus_may_skip": (("expr",), "a walrus that may not run when its statement does: after the first operand of and/or, in an arm of `a if c else b`, in a comprehension"),

@@ -308,3 +308,18 @@ def test_loops_over_zip_and_enumerate_of_zip_type_each_name_by_its_iterable():
     """
     assert structures_of(code, "M") == [
         "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Conv2d(x) -> x; torch.nn.BatchNorm2d(x) -> x"]
+
+
+def test_a_comprehension_loop_variable_is_an_element_of_its_iterable():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.blocks = nn.ModuleList([nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4))])
+            self.heads = nn.ModuleList([nn.Linear(4, 4)])
+        def forward(self, x):
+            ys = [t(x) for i, t in enumerate(self.blocks)]
+            return [h(x) for h in self.heads]
+    """
+    assert structures_of(code, "M") == [
+        "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> t2; torch.nn.Linear(x) -> t3"]
