@@ -8,7 +8,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-timm gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -49,10 +49,10 @@ eval: build/matches.jsonl
 eval-modern: setup
 	$(BIN)/python -m evaluation.evaluate_modern --corpora modern_models
 
-# timm 1.0.31's literal Conv2d -> BatchNorm2d sites (evaluation/groundtruth/timm_conv_bn/, read from
-# the code) found by conv_batchnorm, overall and by shape (build/eval-timm/).
-eval-timm: setup
-	$(BIN)/python -m evaluation.evaluate_timm_conv_bn
+# One rule's reach over a whole corpus against a reference set read from the code: timm 1.0.31's
+# literal Conv2d -> BatchNorm2d, transformers 5.23.0's Dropout -> add -> LayerNorm (build/eval-sites/).
+eval-sites: setup
+	$(BIN)/python -m evaluation.evaluate_sites
 
 # The CI gate: no rule below the committed floor evaluation/baseline.tsv.
 gate: build/matches.jsonl
