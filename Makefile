@@ -3,12 +3,13 @@
 PYTHON ?= python3
 VENV   := .venv
 VERIFY_VENV := .venv-verify
+VERIFY5_VENV := .venv-verify5
 BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-timm gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-timm gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -103,6 +104,15 @@ verify-setup: $(VERIFY_VENV)/.installed
 $(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
 	$(PYTHON) -m venv $(VERIFY_VENV)
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
+	touch $@
+
+# The second verification environment, for today's code: torch (CPU) + transformers 5.23.0, pinned
+# in its own lock; .venv-verify (transformers 4.34.0, the zoo) is not touched.
+verify5-setup: $(VERIFY5_VENV)/.installed
+
+$(VERIFY5_VENV)/.installed: evaluation/verify/requirements-verify5.lock
+	$(PYTHON) -m venv $(VERIFY5_VENV)
+	$(VERIFY5_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify5.lock
 	touch $@
 
 # Patch the zoo once per rule and once with all rules: build/patched/<set>/ and
