@@ -125,6 +125,17 @@ patch: setup $(ZOO)/modeling_bert.py
 patch-torch: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch
 
+MODERN_CORPUS := transformers-5.23.0
+
+modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py:
+	$(MAKE) zoo-modern
+
+# The modern sample's transformers 5.23.0 files patched once per rule and once with all rules,
+# `torch` kernels: build/patched-modern/<set>/transformers/models/<package>/modeling_<m>.py (the
+# wheel's layout), build/patches-modern/<set>/ (diffs, patches.tsv).
+patch-modern: setup modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
+	$(BIN)/python -m evaluation.patch_zoo --kernels torch --modern $(MODERN_CORPUS)
+
 # Every patched file run against its original (tiny random models, same weights, eval mode):
 # build/verify/summary.tsv, per rule: patches verified failed not_instantiable not_exercised.
 verify: verify-setup
