@@ -291,6 +291,13 @@ def shrink_config(config_cls: type[PretrainedConfig], default: PretrainedConfig 
         if value is inspect.Parameter.empty:
             continue
         kwargs[name] = shrink_value(name, value)
+    # Per-layer lists (transformers 5: `layer_types`, one entry per layer) follow the shrunk
+    # layer count: their first entries.
+    layers = kwargs.get("num_hidden_layers")
+    for name in ("layer_types",):
+        value = kwargs.get(name)
+        if _is_int(layers) and isinstance(value, (list, tuple)) and len(value) > layers:
+            kwargs[name] = type(value)(value[:layers])
     # The vocabulary: small, but above every special token id.
     if _is_int(kwargs.get("vocab_size")):
         kwargs["vocab_size"] = min(kwargs["vocab_size"], max(99, _max_special(kwargs) + 1))
