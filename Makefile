@@ -171,6 +171,12 @@ bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
 verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
+# Every patch of the modern sample (make patch-modern) run against its original in .venv-verify5
+# (transformers 5.23.0), outputs and gradients: build/verify-modern/summary.tsv, as for the zoo.
+verify-modern: verify5-setup
+	@test -f build/patches-modern/all/patches.tsv || $(MAKE) patch-modern
+	$(VERIFY5_VENV)/bin/python -m evaluation.verify.patches --modern $(MODERN_CORPUS)
+
 # The torch names rules may use, with their kinds (adopter/rules/catalogue/torch.tsv, committed), from the pinned torch.
 catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
