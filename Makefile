@@ -181,8 +181,10 @@ verify-modern: verify5-setup
 catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 
-test-verify: verify-setup $(ZOO)/modeling_bert.py
+# ... and, in .venv-verify5, the harness on today's code (the modern sample, transformers 5.23.0).
+test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
 	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/rules/test_torch_catalogue.py
+	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py
 
 test: setup
 	$(BIN)/python -m pytest -q
