@@ -3,12 +3,13 @@
 PYTHON ?= python3
 VENV   := .venv
 VERIFY_VENV := .venv-verify
+VERIFY5_VENV := .venv-verify5
 BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -105,6 +106,15 @@ $(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
 	touch $@
 
+# The second verification environment, for today's code: torch (CPU) + transformers 5.23.0, pinned
+# in its own lock; .venv-verify (transformers 4.34.0, the zoo) is not touched.
+verify5-setup: $(VERIFY5_VENV)/.installed
+
+$(VERIFY5_VENV)/.installed: evaluation/verify/requirements-verify5.lock
+	$(PYTHON) -m venv $(VERIFY5_VENV)
+	$(VERIFY5_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify5.lock
+	touch $@
+
 # Patch the zoo once per rule and once with all rules: build/patched/<set>/ and
 # build/patches/<set>/ (one .diff per patched file, patches.tsv: applied and refused matches).
 patch: setup $(ZOO)/modeling_bert.py
@@ -114,6 +124,17 @@ patch: setup $(ZOO)/modeling_bert.py
 # build/patched-torch/<set>/, build/patches-torch/<set>/.
 patch-torch: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch
+
+MODERN_CORPUS := transformers-5.23.0
+
+modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py:
+	$(MAKE) zoo-modern
+
+# The modern sample's transformers 5.23.0 files patched once per rule and once with all rules,
+# `torch` kernels: build/patched-modern/<set>/transformers/models/<package>/modeling_<m>.py (the
+# wheel's layout), build/patches-modern/<set>/ (diffs, patches.tsv).
+patch-modern: setup modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
+	$(BIN)/python -m evaluation.patch_zoo --kernels torch --modern $(MODERN_CORPUS)
 
 # Every patched file run against its original (tiny random models, same weights, eval mode):
 # build/verify/summary.tsv, per rule: patches verified failed not_instantiable not_exercised.
@@ -150,12 +171,20 @@ bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
 verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
+# Every patch of the modern sample (make patch-modern) run against its original in .venv-verify5
+# (transformers 5.23.0), outputs and gradients: build/verify-modern/summary.tsv, as for the zoo.
+verify-modern: verify5-setup
+	@test -f build/patches-modern/all/patches.tsv || $(MAKE) patch-modern
+	$(VERIFY5_VENV)/bin/python -m evaluation.verify.patches --modern $(MODERN_CORPUS)
+
 # The torch names rules may use, with their kinds (adopter/rules/catalogue/torch.tsv, committed), from the pinned torch.
 catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 
-test-verify: verify-setup $(ZOO)/modeling_bert.py
+# ... and, in .venv-verify5, the harness on today's code (the modern sample, transformers 5.23.0).
+test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
 	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/rules/test_torch_catalogue.py
+	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py
 
 test: setup
 	$(BIN)/python -m pytest -q

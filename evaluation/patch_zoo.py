@@ -3,7 +3,11 @@ once with all rules.
 
 With `--kernels torch` the targets are the PyTorch-only kernels (adopter/rewrite/kernel_sets.py)
 and the folders are build/patched-torch/ and build/patches-torch/; `--models bert,gpt2`
-patches only those zoo files. Writes, for each `<set>` (a rule id, or `all`):
+patches only those zoo files. With `--modern CORPUS` (`make patch-modern`) the files are the
+modern sample's files of that corpus (evaluation/modern/sample.tsv, under modern_models/),
+the folders build/patched-modern/ and build/patches-modern/, and each patched copy keeps its
+path inside the corpus (`<set>/transformers/models/<package>/modeling_<m>.py`; patches.tsv
+names files by that path). Writes, for each `<set>` (a rule id, or `all`):
   build/patched/<set>/modeling_<m>.py   patched copies of the files that changed
   build/patches/<set>/modeling_<m>.diff one unified diff per patched file
   build/patches/<set>/patches.tsv       every match: file class line rule status reason
@@ -14,6 +18,7 @@ and prints how many matches each set applied and refused.
 from __future__ import annotations
 
 import argparse
+import csv
 import shutil
 import sys
 import time
@@ -43,16 +48,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zoo", type=Path, default=ROOT / "hf_models")
     parser.add_argument("--kernels", default="paper", choices=sorted(KERNEL_SETS))
     parser.add_argument("--models", help="comma-separated zoo models (default: the whole zoo)")
+    parser.add_argument("--modern", metavar="CORPUS",
+                        help="patch the modern sample's files of CORPUS (e.g. transformers-5.23.0) instead of the zoo")
+    parser.add_argument("--corpora", type=Path, default=ROOT / "modern_models")
+    parser.add_argument("--sample", type=Path, default=ROOT / "evaluation" / "modern" / "sample.tsv")
     parser.add_argument("--patched", type=Path, help="default build/patched[-<kernels>]")
     parser.add_argument("--patches", type=Path, help="default build/patches[-<kernels>]")
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args(argv)
-    suffix = "" if args.kernels == "paper" else f"-{args.kernels}"
+    suffix = "-modern" if args.modern else "" if args.kernels == "paper" else f"-{args.kernels}"
     args.patched = args.patched or ROOT / "build" / f"patched{suffix}"
     args.patches = args.patches or ROOT / "build" / f"patches{suffix}"
     start = time.perf_counter()
     rules = load_rules()
-    targets = [str(args.zoo / f"modeling_{m}.py") for m in args.models.split(",")] if args.models else [str(args.zoo)]
+    if args.modern:
+        root = args.corpora / args.modern
+        with args.sample.open() as handle:
+            paths = [row["path"] for row in csv.DictReader(handle, delimiter="\t") if row["corpus"] == args.modern]
+        if args.models:
+            paths = [p for p in paths if Path(p).stem[len("modeling_"):] in args.models.split(",")]
+        targets = [str(root / p) for p in paths]
+        missing = [t for t in targets if not Path(t).is_file()]
+        if not paths or missing:
+            print(f"no sample files of {args.modern} under {root}: {missing[:3]} (make zoo-modern)", file=sys.stderr)
+            return 2
+
+        def name_of(path: str) -> str:  # the path inside the corpus keeps the package folders
+            return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    else:
+        targets = [str(args.zoo / f"modeling_{m}.py") for m in args.models.split(",")] if args.models else [str(args.zoo)]
+
+        def name_of(path: str) -> str:
+            return Path(path).name
     scanned = scan(targets, rules, jobs=args.jobs, layout=True)
     jobs = []
     for analysed in scanned.files:
@@ -72,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(patch, Diagnostic):
                 print(patch, file=sys.stderr)
                 continue
-            stem = Path(patch.path).name
+            stem = name_of(patch.path)
             if patch.changed:
                 atomic_write_text(args.patched / name / stem, patch.patched)
                 atomic_write_text(args.patches / name / Path(stem).with_suffix(".diff"), unified_diff(patch))

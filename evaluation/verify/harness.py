@@ -29,6 +29,7 @@ file under the alias `modeling_<m>_patched`): a self-check of the harness, where
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -49,6 +50,8 @@ GRAD_ATOL = 1e-5
 DEFAULT_SEED = 0
 DEFAULT_TIMEOUT = 300
 ZOO = Path(__file__).resolve().parents[2] / "hf_models"
+MODERN = Path(__file__).resolve().parents[2] / "modern_models"
+SAMPLE = Path(__file__).resolve().parents[2] / "evaluation" / "modern" / "sample.tsv"
 TSV_COLUMNS = ("model", "status", "seconds", "reason")
 WATCH: dict[str, list[int]] = {}  # patched file -> lines whose execution workers record (`Result.executed`)
 
@@ -245,12 +248,13 @@ def compare_once(model: str, original_path: Path, patched_path: Path, seed: int 
     import transformers.modeling_utils  # noqa: F401 - the one-off import is not the model's time
 
     from evaluation.verify import tiny
-    from evaluation.verify.loader import load_model_module
+    from evaluation.verify.loader import load_model_module, package_of
 
     start = time.perf_counter()
     built = ""
 
     watch = _LineWatch(Path(patched_path).resolve(), set(watch_lines or ()))
+    package = package_of(model, Path(original_path))  # the patched copy runs in the original's package
 
     def done(status: str, reason: str = "", diff: float | None = None, count: int = 0, mismatch: bool = False) -> Result:
         label = f"{model}:{cls_name}" if cls_name else model
@@ -259,7 +263,7 @@ def compare_once(model: str, original_path: Path, patched_path: Path, seed: int 
 
     # The original: any problem here means the model is not instantiable here.
     try:
-        original = load_model_module(model, Path(original_path), f"modeling_{model}_original")
+        original = load_model_module(model, Path(original_path), f"modeling_{model}_original", package)
         net_a, inputs = tiny.build(model, original, seed, cls_name, config_extra)
         built = f"{type(net_a).__name__}: "
         out_a = _run(net_a, inputs, seed)
@@ -272,7 +276,7 @@ def compare_once(model: str, original_path: Path, patched_path: Path, seed: int 
     if on_original_ok is not None:
         on_original_ok()
     try:
-        patched = load_model_module(model, Path(patched_path), f"modeling_{model}_patched")
+        patched = load_model_module(model, Path(patched_path), f"modeling_{model}_patched", package)
         with watch:
             net_b, _ = tiny.build(model, patched, seed, cls_name, config_extra)
     except Exception as exc:  # noqa: BLE001
@@ -373,6 +377,24 @@ def compare_gradients(net_a: Any, net_b: Any, mapped: Any) -> tuple[bool, str, i
 
 def zoo_models(zoo: Path = ZOO) -> list[str]:
     return sorted(p.stem[len("modeling_"):] for p in zoo.glob("modeling_*.py"))
+
+
+def modern_files(sample: Path = SAMPLE, corpora: Path = MODERN) -> dict[str, Path]:
+    """Model id -> original file, for the sample's files of the installed transformers
+    (corpus `transformers-<version>`; in `.venv-verify5` that is 5.23.0): the paths keep the
+    wheel's layout, `<corpora>/<corpus>/transformers/models/<package>/modeling_<id>.py`."""
+    import transformers
+
+    corpus = f"transformers-{transformers.__version__}"
+    files = {}
+    with Path(sample).open() as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            if row["corpus"] == corpus:
+                path = Path(corpora) / corpus / row["path"]
+                files[path.stem[len("modeling_"):]] = path
+    if not files:
+        raise SystemExit(f"{sample} has no file of {corpus} (is this the right venv?)")
+    return files
 
 
 def _safe_compare(label: str, original: Path, patched: Path, seed: int, on_original_ok=None,
@@ -572,7 +594,14 @@ def main(argv: list[str] | None = None) -> int:
                         "to build that class of the file (default: the whole zoo, default classes)")
     parser.add_argument("--zoo", type=Path, default=ZOO, help="directory of the original modeling_<m>.py files")
     parser.add_argument("--patched-dir", type=Path, help="directory of patched modeling_<m>.py copies")
-    parser.add_argument("--out", type=Path, default=Path("build/verify/instantiable.tsv"))
+    parser.add_argument("--modern", action="store_true",
+                        help="the transformers files of the modern sample (--sample, under --corpora) "
+                        "instead of the zoo; needs the transformers they come from (.venv-verify5); "
+                        "--patched-dir then keeps the wheel's layout (DIR/transformers/models/<package>/...)")
+    parser.add_argument("--sample", type=Path, default=SAMPLE)
+    parser.add_argument("--corpora", type=Path, default=MODERN)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="default build/verify/instantiable.tsv (--modern: build/verify-modern/instantiable.tsv)")
     parser.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per model")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -583,18 +612,28 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.serve:
         return _serve()
+    args.out = args.out or Path("build/verify-modern/instantiable.tsv" if args.modern else "build/verify/instantiable.tsv")
 
-    models = args.models.split(",") if args.models else zoo_models(args.zoo)
+    modern = modern_files(args.sample, args.corpora) if args.modern else {}
+    models = args.models.split(",") if args.models else (sorted(modern) if args.modern else zoo_models(args.zoo))
     jobs = []
     for label in models:
-        model = label.partition(":")[0]
-        original = args.zoo / f"modeling_{model}.py"
+        model = label.partition(":")[0].partition("@")[0]
+        if args.modern:
+            if model not in modern:
+                print(f"{model}: not a transformers file of {args.sample}", file=sys.stderr)
+                return 2
+            original = modern[model]
+            relative = original.relative_to(args.corpora / original.relative_to(args.corpora).parts[0])
+        else:
+            original = args.zoo / f"modeling_{model}.py"
+            relative = Path(original.name)
         if not original.is_file():
             print(f"{model}: no {original}", file=sys.stderr)
             return 2
         patched = original
-        if args.patched_dir and (args.patched_dir / f"modeling_{model}.py").is_file():
-            patched = args.patched_dir / f"modeling_{model}.py"
+        if args.patched_dir and (args.patched_dir / relative).is_file():
+            patched = args.patched_dir / relative
         jobs.append((label, original.resolve(), patched.resolve()))
 
     def show(r: Result) -> None:

@@ -81,8 +81,21 @@ def module_name(model: str, alias: str) -> str:
     return f"transformers.models.{model}.{alias}"
 
 
-def load_model_module(model: str, path: Path, alias: str) -> types.ModuleType:
-    """Execute `path` as `transformers.models.<model>.<alias>` and return the module.
+def package_of(model: str, path: Path) -> str:
+    """The package under `transformers.models` a modeling file belongs to: the folder it
+    sits in when the path keeps the wheel's layout (`.../transformers/models/<package>/
+    modeling_<model>.py`, as the modern corpus and its patched copies do; one package may
+    hold several files, e.g. `data2vec` holds `modeling_data2vec_text.py`), else `model`
+    itself (the zoo's flat `hf_models/modeling_<model>.py`)."""
+    parts = Path(path).parts
+    if len(parts) >= 4 and parts[-4:-2] == ("transformers", "models") and parts[-2].isidentifier():
+        return parts[-2]
+    return model
+
+
+def load_model_module(model: str, path: Path, alias: str, package: str | None = None) -> types.ModuleType:
+    """Execute `path` as `transformers.models.<package>.<alias>` and return the module
+    (`package`: default `package_of(model, path)`).
 
     Loading the same alias again replaces the earlier module (a fresh execution).
     """
@@ -91,9 +104,10 @@ def load_model_module(model: str, path: Path, alias: str) -> types.ModuleType:
         raise FileNotFoundError(path)
     if not alias.isidentifier():
         raise ValueError(f"alias must be a Python identifier: {alias!r}")
-    parent_package(model)
-    if model in _COMPAT_MODELS_NEEDING_TOP:
+    package = package or package_of(model, path)
+    parent_package(package)
+    if package in _COMPAT_MODELS_NEEDING_TOP:
         _ensure_compat_top_modules()
-    name = module_name(model, alias)
+    name = module_name(package, alias)
     sys.modules.pop(name, None)
     return _exec_file_as(name, path)

@@ -12,6 +12,8 @@ the file that may reach them (coverage.py). Each patch is
   not_instantiable  no class of the file can be built or run here (the reason says why)
 Writes build/verify/<set>.tsv (per patch) and build/verify/summary.tsv (per rule, a
 `total` row summing the rules, and `all_rules` for the files patched with every rule at once).
+With `--modern transformers-5.23.0` (`make verify-modern`, in .venv-verify5) the same for the
+patched modern sample of `make patch-modern`, under build/verify-modern/.
 """
 
 from __future__ import annotations
@@ -64,6 +66,19 @@ EXTRA_RUNS = {
 }
 
 
+# The same for the modern sample (transformers 5.23.0, `make verify-modern`); muse_glimmer: the
+# vision tower its composite builds from its own file, beside the text model it runs by default.
+_SEGMENTATION_5 = ("@encoder_attention_heads=8&decoder_attention_heads=8"  # the ResNet of tiny_modern, four stages out
+                  "&backbone_config.depths=[1,1,1,1]&backbone_config.hidden_sizes=[16,16,16,16]"
+                  "&backbone_config._out_features=['stage1','stage2','stage3','stage4']"
+                  "&backbone_config._out_indices=[1,2,3,4]")
+MODERN_EXTRA_RUNS = {
+    "muse_glimmer": ["muse_glimmer:MuseGlimmerVisionModel"],
+    "bigbird_pegasus": ["bigbird_pegasus" + _BLOCK_SPARSE],  # 16 tokens in blocks of 2: block-sparse attention
+    "detr": ["detr:DetrForSegmentation" + _SEGMENTATION_5],  # the mask head's attention map
+}
+
+
 @dataclass
 class _File:
     model: str
@@ -89,7 +104,7 @@ def _load(name: str, patched_dir: Path, zoo: Path, patches_tsv: Path) -> list[_F
         patched, original = patched_dir / file_name, zoo / file_name
         added = coverage.added_lines(original.read_text(), patched.read_text())
         lines = coverage.assign(added, [(p["class"], int(p["line"])) for p in patches])
-        files.append(_File(file_name[len("modeling_"):-3], original.resolve(), patched.resolve(), patches, lines))
+        files.append(_File(Path(file_name).stem[len("modeling_"):], original.resolve(), patched.resolve(), patches, lines))
     return files
 
 
@@ -151,11 +166,13 @@ def _layers_alone(f: _File) -> list[str]:
     return [f"{f.model}:{c}" for c in sorted(_missing_targets(f)) if c not in tried]
 
 
-def verify_set(name: str, patched_dir: Path, zoo: Path, patches_tsv: Path, jobs: int, timeout: float) -> list[dict]:
+def verify_set(name: str, patched_dir: Path, zoo: Path, patches_tsv: Path, jobs: int, timeout: float,
+               extra_runs: dict[str, list[str]] | None = None) -> list[dict]:
     """Per-patch rows (set file class line status reason) for one patched set."""
+    extra_runs = EXTRA_RUNS if extra_runs is None else extra_runs
     files = _load(name, patched_dir, zoo, patches_tsv)
     print(f"{name}: {len(files)} files, default classes", flush=True)
-    _run(files, {f.model: [f.model] + EXTRA_RUNS.get(f.model, []) for f in files}, jobs, timeout)
+    _run(files, {f.model: [f.model] + extra_runs.get(f.model, []) for f in files}, jobs, timeout)
     for what, labels_of in (("other classes", _other_classes), ("other config branches", _other_branches),
                             ("patched layers alone", _layers_alone)):
         more = {f.model: labels_of(f) for f in files}
@@ -198,14 +215,24 @@ def summarise(name: str, rows: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Verify the patched zoo by execution.")
-    parser.add_argument("--patched", type=Path, default=ROOT / "build" / "patched")
-    parser.add_argument("--patches", type=Path, default=ROOT / "build" / "patches")
-    parser.add_argument("--zoo", type=Path, default=ROOT / "hf_models")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "verify")
+    parser.add_argument("--modern", metavar="CORPUS",
+                        help="the patched modern sample of CORPUS (make patch-modern; run in the venv of "
+                        "its transformers, make verify5-setup): changes the defaults of the four folders "
+                        "below to build/patched-modern, build/patches-modern, modern_models/CORPUS, "
+                        "build/verify-modern")
+    parser.add_argument("--patched", type=Path)
+    parser.add_argument("--patches", type=Path)
+    parser.add_argument("--zoo", type=Path, help="the originals (default hf_models)")
+    parser.add_argument("--out", type=Path)
     parser.add_argument("--sets", help="comma-separated rule ids (default: every rule, then all_rules)")
     parser.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=harness.DEFAULT_TIMEOUT)
     args = parser.parse_args(argv)
+    suffix = "-modern" if args.modern else ""
+    args.patched = args.patched or ROOT / "build" / f"patched{suffix}"
+    args.patches = args.patches or ROOT / "build" / f"patches{suffix}"
+    args.zoo = args.zoo or (ROOT / "modern_models" / args.modern if args.modern else ROOT / "hf_models")
+    args.out = args.out or ROOT / "build" / f"verify{suffix}"
     if not args.patches.is_dir():
         print(f"no {args.patches}: run `make patch` first", file=sys.stderr)
         return 2
@@ -216,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name in names:
         rows = verify_set(name, args.patched / name, args.zoo, args.patches / name / "patches.tsv",
-                          args.jobs, args.timeout)
+                          args.jobs, args.timeout, MODERN_EXTRA_RUNS if args.modern else EXTRA_RUNS)
         _write(args.out / f"{name}.tsv", ["set", "file", "class", "line", "status", "reason"], rows)
         summary.append(summarise("all_rules" if name == "all" else name, rows))
     rules = sorted((row for row in summary if row["rule"] != "all_rules"), key=lambda row: row["rule"])

@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
+import transformers
 from transformers import PretrainedConfig, PreTrainedModel
+
+TRANSFORMERS_MAJOR = int(transformers.__version__.split(".")[0])
 
 BATCH = 2
 SEQ = 16
@@ -188,6 +191,17 @@ class Override:
     skip: str | None = None
 
 
+def override_for(model: str) -> Override:
+    """The exceptions for `model` in the table of the installed transformers: `OVERRIDES`
+    (the zoo, 4.34.0) or, from transformers 5, `tiny_modern.OVERRIDES` (today's code, whose
+    configs and inputs differ for the same model names)."""
+    if TRANSFORMERS_MAJOR >= 5:
+        from evaluation.verify import tiny_modern
+
+        return tiny_modern.OVERRIDES.get(model, Override())
+    return OVERRIDES.get(model, Override())
+
+
 # --------------------------------------------------------------------------- config
 
 
@@ -277,6 +291,13 @@ def shrink_config(config_cls: type[PretrainedConfig], default: PretrainedConfig 
         if value is inspect.Parameter.empty:
             continue
         kwargs[name] = shrink_value(name, value)
+    # Per-layer lists (transformers 5: `layer_types`, one entry per layer) follow the shrunk
+    # layer count: their first entries.
+    layers = kwargs.get("num_hidden_layers")
+    for name in ("layer_types",):
+        value = kwargs.get(name)
+        if _is_int(layers) and isinstance(value, (list, tuple)) and len(value) > layers:
+            kwargs[name] = type(value)(value[:layers])
     # The vocabulary: small, but above every special token id.
     if _is_int(kwargs.get("vocab_size")):
         kwargs["vocab_size"] = min(kwargs["vocab_size"], max(99, _max_special(kwargs) + 1))
@@ -316,7 +337,7 @@ def tiny_of(model_type: str, **extra: Any) -> PretrainedConfig:
 def tiny_config(model: str, module: types.ModuleType | None = None, cls: type | None = None) -> PretrainedConfig:
     """The tiny config of `model` (module: the loaded modeling module; cls: the class to
     build, whose `config_class` says which config class to use)."""
-    override = OVERRIDES.get(model, Override())
+    override = override_for(model)
     if override.skip:
         raise NotInstantiable(override.skip)
     if override.make_config is not None:
@@ -365,7 +386,7 @@ def _base_model_class(module: types.ModuleType) -> type:
 def model_class(model: str, module: types.ModuleType, cls_name: str | None = None) -> type:
     """The class to build: `cls_name` when given, else the override's, else the base
     `<X>Model` of the file (falling back to another `...Model`, then any model class)."""
-    override = OVERRIDES.get(model, Override())
+    override = override_for(model)
     if override.skip:
         raise NotInstantiable(override.skip)
     name = cls_name or override.cls
@@ -470,7 +491,7 @@ def example_inputs(model: str, config: Any, module: types.ModuleType, cls: type 
     """Valid random inputs for the class `cls` (default: the class `build` picks)."""
     cls = cls or model_class(model, module)
     gen = torch.Generator().manual_seed(seed)
-    override = OVERRIDES.get(model, Override())
+    override = override_for(model)
     if override.inputs is not None:
         return _accepted(cls, override.inputs(config, gen))
     extra = override.extra_inputs(config, gen) if override.extra_inputs is not None else {}
