@@ -29,7 +29,9 @@ file under the alias `modeling_<m>_patched`): a self-check of the harness, where
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import itertools
 import json
 import math
 import os
@@ -327,13 +329,36 @@ def compare_once(model: str, original_path: Path, patched_path: Path, seed: int 
                             f"(rtol={GRAD_RTOL}, atol={GRAD_ATOL})", max(worst, worst_t), count)
 
 
+@contextlib.contextmanager
+def _repeatable_reseeding(seed: int):
+    """`torch.seed()` draws a seed from the system (Reformer's reversible layers call it in
+    training mode to replay their dropout): within this block it draws the same sequence in
+    every run, so both models see the same dropout masks."""
+    import torch
+
+    draws = itertools.count(seed)
+    original = torch.seed
+
+    def repeatable() -> int:
+        value = next(draws)
+        torch.manual_seed(value)
+        return value
+
+    torch.seed = repeatable
+    try:
+        yield
+    finally:
+        torch.seed = original
+
+
 def _backward(net: Any, inputs: dict, seed: int) -> Any:
     """Run `net` in training mode and back-propagate a fixed random projection of every
     differentiable output tensor; returns the outputs (None when none is differentiable)."""
     import torch
 
     torch.manual_seed(seed)
-    outputs = net(**inputs)
+    with _repeatable_reseeding(seed):
+        outputs = net(**inputs)
     gen = torch.Generator().manual_seed(seed)
     loss = None
     for _, leaf in flatten_outputs(outputs):
