@@ -29,6 +29,13 @@ def _versions(*tensors) -> tuple:
     return tuple((id(t), t._version, t.device, t.dtype) if t is not None else None for t in tensors)
 
 
+def _keep_layers() -> bool:
+    """Run the layers unfolded: when gradients are wanted (the fold is for inference), and
+    inside torch.compile, where the cache of folded weights (new Parameters, keyed by tensor
+    identity and version) would break the graph: the compiled graph is then the original's."""
+    return torch.is_grad_enabled() or torch.compiler.is_compiling()
+
+
 class _Folded:
     """Folded weights, reused while the layers' tensors are unchanged (eval-mode inference)."""
 
@@ -56,8 +63,8 @@ class FusedConvBatchNorm2d(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         conv, bn = self._layers
-        if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)) or torch.is_grad_enabled():
-            return bn(conv(x))  # training, or gradients wanted: the layers as they are
+        if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)) or _keep_layers():
+            return bn(conv(x))  # training, gradients wanted, or torch.compile: the layers as they are
         weight, bias = self._folded.get(conv, bn, fuse_conv_bn_weights)
         return conv._conv_forward(x, weight, bias)
 
@@ -72,8 +79,7 @@ class FusedLinearBatchNorm1d(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         linear, bn = self._layers
-        if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2) \
-                or torch.is_grad_enabled():
+        if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2) or _keep_layers():
             return bn(linear(x))
         weight, bias = self._folded.get(linear, bn, fuse_linear_bn_weights)
         return F.linear(x, weight, bias)
