@@ -95,9 +95,12 @@ bench-bigfile: setup $(ZOO)/modeling_bert.py
 # Differential verification runs models, so it has its own venv: torch (CPU) + transformers.
 verify-setup: $(VERIFY_VENV)/.installed
 
-$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
+# Liger-Kernel goes in without its dependencies (no Triton beside the CPU torch: the tests see
+# the library installed and its kernels unavailable, so the PyTorch fallback runs).
+$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock evaluation/verify/requirements-liger.lock
 	$(PYTHON) -m venv $(VERIFY_VENV)
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
+	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r evaluation/verify/requirements-liger.lock
 	touch $@
 
 # Patch the zoo once per rule and once with all rules: build/patched/<set>/ and
@@ -150,7 +153,7 @@ catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 
 test-verify: verify-setup $(ZOO)/modeling_bert.py
-	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/rules/test_torch_catalogue.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/kernels/test_kernels_library.py tests/kernels/test_kernels_compile.py tests/rules/test_torch_catalogue.py
 
 test: setup
 	$(BIN)/python -m pytest -q
