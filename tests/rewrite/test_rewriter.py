@@ -234,6 +234,20 @@ def test_kernel_sets_choose_the_emitted_kernel_or_leave_the_match(tmp_path):
         "it runs the same kernels as the original (figures: docs/benchmarks.md)"}
 
 
+def test_swiglu_is_rewritten_by_the_torch_set_and_left_out_of_default_until_a_gpu_measures_it():
+    fixture = FIXTURES["swiglu"]
+    rules = load_rules(["swiglu"])
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
+    by_set = {k: patch_source(str(fixture), fixture.read_text(), matches, {r.id: r for r in rules}, k)
+              for k in ("torch", "default")}
+    assert len(by_set["torch"].applied) == len(matches) == 7
+    assert "from adopter.kernels import gated_act" in by_set["torch"].patched
+    assert by_set["default"].applied == [] and not by_set["default"].changed
+    assert {reason for _, reason in by_set["default"].refused} == {
+        "left out of the default kernel set: not measured on a GPU yet (its fused kernel, Liger-Kernel's, "
+        "runs on CUDA only; elsewhere it runs the original ops)"}
+
+
 def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
     fixture = ROOT / "adopter" / "rules" / "paper" / "gpt2_attention.py"
     result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)
