@@ -101,9 +101,12 @@ bench-bigfile: setup $(ZOO)/modeling_bert.py
 # Differential verification runs models, so it has its own venv: torch (CPU) + transformers.
 verify-setup: $(VERIFY_VENV)/.installed
 
-$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock
+# Liger-Kernel goes in without its dependencies (no Triton beside the CPU torch: the tests see
+# the library installed and its kernels unavailable, so the PyTorch fallback runs).
+$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock evaluation/verify/requirements-liger.lock
 	$(PYTHON) -m venv $(VERIFY_VENV)
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
+	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r evaluation/verify/requirements-liger.lock
 	touch $@
 
 # The second verification environment, for today's code: torch (CPU) + transformers 5.23.0, pinned
@@ -183,7 +186,7 @@ catalogue: verify-setup
 
 # ... and, in .venv-verify5, the harness on today's code (the modern sample, transformers 5.23.0).
 test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
-	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/rules/test_torch_catalogue.py
+	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/kernels/test_kernels_library.py tests/kernels/test_kernels_compile.py tests/rules/test_torch_catalogue.py
 	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py
 
 test: setup

@@ -7,7 +7,9 @@ the layers stay where they were, the `state_dict` keeps its keys, and `.to()`,
 fusion does not hold at run time (training mode, gradients enabled, another
 activation, an input shape the folding does not cover), the module runs the original
 layers, so the function is always the original one. Folded weights are cached and
-recomputed when any of the layers' tensors changes.
+recomputed when any of the layers' tensors changes. Kernels of a maintained library
+(Liger-Kernel, optional) are used through `adopter/kernels/library.py`, which declares what
+each supports; the PyTorch ops run wherever that does not hold.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.fusion import fuse_conv_bn_weights, fuse_linear_bn_weights
+
+from adopter.kernels.library import GELU_TANH_MUL, SILU_MUL, LibraryKernel
 
 
 def _can_fold(bn: nn.Module, kind: type) -> bool:
@@ -27,6 +31,13 @@ def _versions(*tensors) -> tuple:
     """Identity and in-place version of each tensor: any change to the weights (a load,
     an optimizer step, `.to()`) changes this key, so folded weights are recomputed."""
     return tuple((id(t), t._version, t.device, t.dtype) if t is not None else None for t in tensors)
+
+
+def _keep_layers() -> bool:
+    """Run the layers unfolded: when gradients are wanted (the fold is for inference), and
+    inside torch.compile, where the cache of folded weights (new Parameters, keyed by tensor
+    identity and version) would break the graph: the compiled graph is then the original's."""
+    return torch.is_grad_enabled() or torch.compiler.is_compiling()
 
 
 class _Folded:
@@ -56,8 +67,8 @@ class FusedConvBatchNorm2d(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         conv, bn = self._layers
-        if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)) or torch.is_grad_enabled():
-            return bn(conv(x))  # training, or gradients wanted: the layers as they are
+        if not (isinstance(conv, nn.Conv2d) and _can_fold(bn, nn.BatchNorm2d)) or _keep_layers():
+            return bn(conv(x))  # training, gradients wanted, or torch.compile: the layers as they are
         weight, bias = self._folded.get(conv, bn, fuse_conv_bn_weights)
         return conv._conv_forward(x, weight, bias)
 
@@ -72,8 +83,7 @@ class FusedLinearBatchNorm1d(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         linear, bn = self._layers
-        if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2) \
-                or torch.is_grad_enabled():
+        if not (isinstance(linear, nn.Linear) and _can_fold(bn, nn.BatchNorm1d) and x.dim() == 2) or _keep_layers():
             return bn(linear(x))
         weight, bias = self._folded.get(linear, bn, fuse_linear_bn_weights)
         return F.linear(x, weight, bias)
@@ -100,6 +110,36 @@ def linear_bias_act(linear: nn.Module, act, x: torch.Tensor) -> torch.Tensor:
     if isinstance(linear, nn.Linear) and linear.bias is not None and _is_exact_gelu(act):
         return _bias_gelu(F.linear(x, linear.weight), linear.bias)
     return act(linear(x))
+
+
+def _transformers_activation(act, name: str) -> bool:
+    """`act` is exactly transformers' activation class `name` (read by name: no import of transformers)."""
+    return type(act).__name__ == name and type(act).__module__ == "transformers.activations"
+
+
+def _gated_kernel(act) -> LibraryKernel | None:
+    """The library kernel computing `act(a) * b` in one pass, for the activations it covers:
+    SiLU (transformers' `silu`/`swish`), and GELU's tanh approximation (`gelu_pytorch_tanh`).
+    Exact types only: a subclass may compute something else."""
+    if act is F.silu or type(act) is nn.SiLU or _transformers_activation(act, "SiLUActivation"):
+        return SILU_MUL
+    if (type(act) is nn.GELU and act.approximate == "tanh") or _transformers_activation(act, "PytorchGELUTanh"):
+        return GELU_TANH_MUL
+    return None
+
+
+def gated_act(gate: nn.Module, up: nn.Module, act, x: torch.Tensor) -> torch.Tensor:
+    """`act(gate(x)) * up(x)`, the gated half of a GLU MLP (SwiGLU when `act` is SiLU, GeGLU
+    when it is GELU): the two projections as they are, then the activation and the product
+    in one library kernel (Liger-Kernel's SiLU-mul or tanh-GELU-mul) where the activation is
+    one it covers and the call is one it supports (`adopter/kernels/library.py`: CUDA,
+    float32/float16/bfloat16, not under torch.compile, the library installed); otherwise, as
+    on CPU, PyTorch's ops, exactly the original ones."""
+    a, b = gate(x), up(x)
+    kernel = _gated_kernel(act)
+    if kernel is not None and kernel.supports(a, b):
+        return kernel(a, b)
+    return act(a) * b
 
 
 def load_renamed(module: nn.Module, renames: dict[str, str], save_original: bool = False) -> None:

@@ -65,6 +65,10 @@ _NO_GAIN: dict[str, str] = {
     # measured on its own, on CPU only (docs/benchmarks.md says how)
     "torch.nn.functional.gelu":
         LEFT_OUT + "not shown to help: no gain on CPU, not measured on a GPU" + _FIGURES,
+    # swiglu's kernel fuses only on CUDA (Liger-Kernel's SiLU-mul); on CPU it runs the original ops
+    "adopter.kernels.gated_act":
+        LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's, runs on CUDA only; "
+        "elsewhere it runs the original ops)",
 }
 
 # Kept in `default` because the benchmark showed a gain in training speed, memory and

@@ -60,6 +60,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
                for first, last in kept_originals for site in match.nodes):
             planned.remove((match, plan))
             result.refused.append((match, f"{OVERLAPS_FALLBACK} (applied already)"))
+    planned = _one_fusion_per_node(planned, result)
     if not planned:  # nothing to edit: transforming the tree would only copy it
         return result
     kept, module = _together(ctx, planned, result)
@@ -75,6 +76,27 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     result.patched = patched
     result.applied = [m for m, _ in kept]
     return result
+
+
+def _one_fusion_per_node(planned: list[tuple[Match, Plan]], result: FilePatch) -> list[tuple[Match, Plan]]:
+    """A source node is fused by one match at most: where two planned matches share a node
+    (bias_gelu's `act(gate(x))` inside swiglu's `act(gate(x)) * up(x)`), the one with more
+    nodes is kept (the earlier one, on a tie) and the other refused. Without this, the outer
+    rewrite rebuilds its call from its inputs and the inner edit is lost, though counted."""
+    order = sorted(range(len(planned)), key=lambda i: (-len(planned[i][0].nodes), i))
+    owner: dict[tuple, Match] = {}
+    dropped: set[int] = set()
+    for i in order:
+        match = planned[i][0]
+        spans = [tuple(site.span) for site in match.nodes]
+        taken = next((owner[span] for span in spans if span in owner), None)
+        if taken is not None:
+            dropped.add(i)
+            result.refused.append((match, f"it shares nodes with the {taken.rule} match at line {taken.line}, "
+                                          "which fuses more of them (or comes first)"))
+            continue
+        owner.update(dict.fromkeys(spans, match))
+    return [p for i, p in enumerate(planned) if i not in dropped]
 
 
 def _together(ctx: FileContext, planned: list[tuple[Match, Plan]], result: FilePatch):

@@ -83,7 +83,7 @@ def compile_rule(rule: Rule) -> str:
         if node.kind == "layer" and node.callee.startswith("$"):
             j = ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
-            types.append(init[j].callee)  # the layer's type is its constructor's
+            types += init[j].callees  # the layer's type is its constructor's (one of them, for `a|b`)
         elif node.kind == "layer":  # (alternatives `a|b` as a pool: one rule per type)
             body += [f"node_type({x}, ({';'.join(map(q, node.callees))}))", f"not node_kind({x}, op)"]
             types += node.callees
@@ -100,7 +100,7 @@ def compile_rule(rule: Rule) -> str:
             body += _input_literals(x, pos(i, item), item, variables, xs)
     for j, node in enumerate(init):
         c = cs[j]
-        body.append(f"value_type({c}, {q(node.callee)})")
+        body.append(f"value_type({c}, ({';'.join(map(q, node.callees))}))")  # (`a|b`: a pool, as above)
         for k, item in enumerate(node.inputs):
             pos = _pos(item)
             if item.arg.const is not None or item.arg.code is not None:

@@ -157,8 +157,15 @@ def _check(rule: Rule) -> None:
         for node in part:
             if not node.ordered:
                 raise _error(path, node.line, node.col, "`&` (nodes in any order) is for a `forward:` source pattern only")
+    for part in (rule.init_target, rule.forward_target):
+        for node in part:
             if len(node.callees) > 1:
-                raise _error(path, node.line, node.col, "`a|b` (either type) is for a `forward:` source pattern only")
+                raise _error(path, node.line, node.col, "`a|b` (either type) is for a source pattern only")
+    for node in rule.init_target:
+        if node.output in {s.output for s in rule.init_source if len(s.callees) > 1}:
+            raise _error(path, node.line, node.col,
+                         f"{node.output} is built by one of several types (`a|b`): the target cannot name its "
+                         "construction; pass it to the forward target instead")
 
 
 def _check_externs(rule: Rule, externs: list[lark.Token]) -> None:

@@ -130,7 +130,8 @@ def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_t
     found = {(model_of(m.file), m.rule, m.class_) for m in result.matches}
     # T5's attention is not scaled and Llama's transposes (2, 3) and takes a float32 softmax: other shapes
     assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm"),
-                     ("bert", "manual_attention", "BertSelfAttention")}
+                     ("bert", "manual_attention", "BertSelfAttention"),
+                     ("t5", "swiglu", "T5DenseGatedActDense"), ("llama", "swiglu", "LlamaMLP")}
 
 
 def test_rules_find_matches_in_module_level_functions_whatever_their_scope(tmp_path):

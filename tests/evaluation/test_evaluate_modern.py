@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from evaluation.evaluate_modern import KEY, summary
+from evaluation.evaluate_modern import KEY, summary, unscored
 
 
 def frame(rows):
@@ -26,3 +26,12 @@ def test_rules_are_scored_per_corpus_and_over_all():
     by = {(r.rule, r.corpus): (r.tp, r.fn) for r in table.itertuples()}
     assert by[("softmax", "t")] == (1, 0) and by[("softmax", "d")] == (0, 1)
     assert by[("softmax", "all")] == (1, 1) and by[("total", "all")] == (1, 1)
+
+
+def test_a_rule_without_ground_truth_is_set_aside_not_scored_as_false_positives():
+    truth = frame([("t", "a.py", "softmax", 1)])
+    found = frame([("t", "a.py", "softmax", 1), ("t", "a.py", "swiglu", 5), ("t", "b.py", "swiglu", 7)])
+    scored, not_scored = unscored(found, truth)
+    assert not_scored == {"swiglu": 2} and list(scored["rule"]) == ["softmax"]
+    table, _ = summary(scored, truth)
+    assert table[table["rule"] == "total"].iloc[0]["precision"] == 1.0

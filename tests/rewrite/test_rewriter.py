@@ -271,6 +271,41 @@ def test_kernel_sets_choose_the_emitted_kernel_or_leave_the_match(tmp_path):
         "it runs the same kernels as the original (figures: docs/benchmarks.md)"}
 
 
+def test_swiglu_is_rewritten_by_the_torch_set_and_left_out_of_default_until_a_gpu_measures_it():
+    fixture = FIXTURES["swiglu"]
+    rules = load_rules(["swiglu"])
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
+    by_set = {k: patch_source(str(fixture), fixture.read_text(), matches, {r.id: r for r in rules}, k)
+              for k in ("torch", "default")}
+    assert len(by_set["torch"].applied) == len(matches) == 7
+    assert "from adopter.kernels import gated_act" in by_set["torch"].patched
+    assert by_set["default"].applied == [] and not by_set["default"].changed
+    assert {reason for _, reason in by_set["default"].refused} == {
+        "left out of the default kernel set: not measured on a GPU yet (its fused kernel, Liger-Kernel's, "
+        "runs on CUDA only; elsewhere it runs the original ops)"}
+
+
+def test_a_node_is_fused_by_one_match_the_one_that_fuses_more(tmp_path):
+    # transformers 5.x's LlamaMLP: `bias=config.mlp_bias`, so bias_gelu finds `act(gate(x))` too,
+    # inside swiglu's `act(gate(x)) * up(x)`; both rewritten, the outer call would drop the inner edit
+    source = tmp_path / "m.py"
+    source.write_text("from torch import nn\nfrom transformers.activations import ACT2FN\n\n\n"
+                      "class MLP(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+                      "        self.gate_proj = nn.Linear(4, 8, bias=config.mlp_bias)\n"
+                      "        self.up_proj = nn.Linear(4, 8, bias=config.mlp_bias)\n"
+                      "        self.act_fn = ACT2FN[config.hidden_act]\n\n"
+                      "    def forward(self, x):\n        return self.act_fn(self.gate_proj(x)) * self.up_proj(x)\n")
+    rules = load_rules(["bias_gelu", "swiglu"])
+    matches = scan([str(source)], rules, jobs=1, cache_dir=None, layout=True).matches
+    assert sorted(m.rule for m in matches) == ["bias_gelu", "swiglu"]
+    patch = patch_source(str(source), source.read_text(), matches, {r.id: r for r in rules}, "torch")
+    assert [m.rule for m in patch.applied] == ["swiglu"]
+    assert [(m.rule, reason) for m, reason in patch.refused] == [
+        ("bias_gelu", "it shares nodes with the swiglu match at line 13, which fuses more of them (or comes first)")]
+    assert "linear_bias_act" not in patch.patched
+    assert "return gated_act(self.gate_proj, self.up_proj, self.act_fn, x)" in patch.patched
+
+
 def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
     fixture = ROOT / "adopter" / "rules" / "paper" / "gpt2_attention.py"
     result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)

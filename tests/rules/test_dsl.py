@@ -83,7 +83,9 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
     ("rule: bad\ninit: torch.nn.ReLU() -> $a & torch.nn.ReLU() -> $b => _\nforward: $a($x) -> $y; $b($y) -> $z => _\n",
      2, 31, "`&` (nodes in any order) is for a `forward:` source pattern only"),
     ("rule: bad\nforward: torch.relu($x) -> $y => torch.relu|torch.tanh($x) -> $y\n", 2, 34,
-     "`a|b` (either type) is for a `forward:` source pattern only"),
+     "`a|b` (either type) is for a source pattern only"),
+    ("rule: bad\ninit: torch.nn.SiLU|torch.nn.GELU() -> $a => torch.nn.ReLU() -> $a\nforward: $a($x) -> $y => _\n",
+     2, 46, "$a is built by one of several types (`a|b`)"),
     ("rule: bad\nforward: torch.relu|torch.nope($x) -> $y => _\n", 2, 10, "torch.nope"),
 ])
 def test_malformed_rules_name_file_line_and_column(text, line, col, message):
@@ -153,3 +155,19 @@ def test_ampersand_leaves_order_open_and_a_bar_gives_alternative_types():
     ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
     with pytest.raises(AdopterError, match="metadata must be `breaks` or `allowed`"):
         parse_rule(text.replace("metadata: allowed", "metadata: maybe"), "adopter/rules/x/qkv.adopt")
+
+
+def test_a_bar_in_an_init_source_gives_a_constructor_several_types():
+    # swiglu's activation: a module from ACT2FN, or nn.SiLU / nn.GELU; the target passes it on
+    text = ("rule: gated\nextern: transformers.activations.ACT2FN, k.gated\n"
+            "init: torch.nn.Linear() -> $g; transformers.activations.ACT2FN|torch.nn.SiLU() -> $act => _\n"
+            "forward: $g($x) -> $h; $act($h) -> $y => k.gated($g, $act, $x) -> $y\n")
+    rule = parse_rule(text, "adopter/rules/x/gated.adopt")
+    assert rule.init_source[1].callees == ("transformers.activations.ACT2FN", "torch.nn.SiLU")
+    program = compile_rule(rule)
+    assert 'value_type(C2, ("transformers.activations.ACT2FN";"torch.nn.SiLU"))' in program
+    assert 'pattern_type("torch.nn.SiLU").' in program and 'pattern_type("transformers.activations.ACT2FN").' in program
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
+    ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
+    with pytest.raises(AdopterError, match="unknown name torch.nn.Silu"):
+        parse_rule(text.replace("torch.nn.SiLU", "torch.nn.Silu"), "adopter/rules/x/gated.adopt")

@@ -1,0 +1,143 @@
+# Fixture for adopter/rules/modern/swiglu.adopt.
+import torch.nn.functional as F
+from torch import nn
+
+from transformers.activations import ACT2FN
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
+        self.act_fn = ACT2FN[config.hidden_act]
+
+    def forward(self, x):
+        # match: swiglu
+        down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        return down_proj
+
+
+class Statements(LlamaMLP):
+    # T5's T5DenseGatedActDense: one statement per step
+    def forward(self, hidden_states):
+        # match: swiglu
+        hidden_gelu = self.act_fn(self.gate_proj(hidden_states))
+        hidden_linear = self.up_proj(hidden_states)
+        hidden_states = hidden_gelu * hidden_linear
+        return self.down_proj(hidden_states)
+
+
+class ProductSwapped(LlamaMLP):
+    def forward(self, x):
+        # match: swiglu
+        gate = self.act_fn(self.gate_proj(x))
+        up = self.up_proj(x)
+        return self.down_proj(up * gate)
+
+
+class UnderAGuard(LlamaMLP):
+    def forward(self, x, gated: bool):
+        if gated:
+            # match: swiglu
+            return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(self.up_proj(x))
+
+
+class OtherKey(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.w1 = nn.Linear(8, 16, bias=config.mlp_bias)
+        self.w3 = nn.Linear(8, 16, bias=config.mlp_bias)
+        self.w2 = nn.Linear(16, 8, bias=config.mlp_bias)
+        self.act = ACT2FN[config.hidden_activation]
+
+    def forward(self, h):
+        # match: swiglu
+        return self.w2(self.act(self.w1(h)) * self.w3(h))
+
+
+class SiLUModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate_proj = nn.Linear(8, 16)
+        self.up_proj = nn.Linear(8, 16)
+        self.down_proj = nn.Linear(16, 8)
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x):
+        # match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class GeGLUModule(SiLUModule):
+    def __init__(self):
+        super().__init__()
+        self.act_fn = nn.GELU(approximate="tanh")
+
+    def forward(self, x):
+        # match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class ReLUModule(SiLUModule):
+    def __init__(self):
+        super().__init__()
+        self.act_fn = nn.ReLU()
+
+    def forward(self, x):
+        # no-match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class TwoInputs(LlamaMLP):
+    def forward(self, x, y):
+        # no-match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(y))
+
+
+class OneProjection(LlamaMLP):
+    def forward(self, x):
+        # no-match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.gate_proj(x))
+
+
+class ActivationReadElsewhere(LlamaMLP):
+    def forward(self, x):
+        # no-match: swiglu
+        gate = self.act_fn(self.gate_proj(x))
+        return self.down_proj(gate * self.up_proj(x)), gate
+
+
+class ActivationOfTheProduct(LlamaMLP):
+    def forward(self, x):
+        # no-match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x) * self.up_proj(x)))
+
+
+class Sum(LlamaMLP):
+    def forward(self, x):
+        # no-match: swiglu
+        return self.down_proj(self.act_fn(self.gate_proj(x)) + self.up_proj(x))
+
+
+class ClampBetween(LlamaMLP):
+    def forward(self, x):
+        # no-match: swiglu
+        gate = self.act_fn(self.gate_proj(x)).clamp(max=7.0)
+        return self.down_proj(gate * self.up_proj(x))
+
+
+class UpFirst(LlamaMLP):
+    def forward(self, x):
+        # the up projection runs first: the pattern's order is gate, act, up (known limit)
+        # todo-match: swiglu
+        return self.down_proj(self.up_proj(x) * self.act_fn(self.gate_proj(x)))
+
+
+class FunctionalSiLU(LlamaMLP):
+    def forward(self, x):
+        # F.silu is a function, not a module the init part can bind (known limit)
+        # todo-match: swiglu
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
