@@ -46,6 +46,7 @@ class _Builtins:
 
     def __init__(self, fact_terms: dict[str, str] | None = None):
         self.fact_terms = fact_terms or {}
+        self.error: BaseException | None = None  # raised in a call during grounding (_ground_callback)
 
     @staticmethod
     def cat(*parts: clingo.Symbol) -> clingo.Symbol:
@@ -68,8 +69,44 @@ class _Builtins:
         return term.arguments[index.number]
 
     def input(self, relation: clingo.Symbol) -> list[clingo.Symbol]:
-        """The rows of one input relation, as tuples (see `loading_rules`)."""
+        """The rows of one input relation, as tuples (see `loading_rules`; `ground` hands
+        them to clingo without this method)."""
         return clingo.parse_term(self.fact_terms.get(relation.string, "()")).arguments
+
+
+def _ground_callback(_location, name, arguments, size, data, symbol_callback, symbol_data) -> bool:
+    """clingo's callback for `@name(...)` during grounding, with `data` a handle of the
+    `_Builtins`: what pyclingo's own callback does, except for `@input`, whose rows go to
+    clingo as the parsed tuple's argument array. Through pyclingo, each row would become a
+    `clingo.Symbol` object (made in Python, put in a list, and read back), a sizeable part
+    of loading a file's facts."""
+    builtins = _ffi.from_handle(data)
+    if _ffi.string(name) == b"input":
+        text = _ffi.new("char const **")
+        _check(_lib.clingo_symbol_string(arguments[0], text))
+        rows = builtins.fact_terms.get(_ffi.string(text[0]).decode(), "()")
+        term, items, count = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t const **"), _ffi.new("size_t*")
+        _check(_lib.clingo_parse_term(rows.encode(), _ffi.NULL, _ffi.NULL, 20, term)
+               and _lib.clingo_symbol_arguments(term[0], items, count))
+        return symbol_callback(items[0], count[0], symbol_data)
+    result = getattr(builtins, _ffi.string(name).decode())(*(clingo.Symbol(arguments[i]) for i in range(size)))
+    symbols = list(result) if isinstance(result, list) else [result]
+    out = _ffi.new("clingo_symbol_t[]", len(symbols))
+    for i, symbol in enumerate(symbols):
+        out[i] = symbol._rep
+    return symbol_callback(out, len(symbols), symbol_data)
+
+
+def _callback_error(_exception, value, traceback) -> bool:
+    """An exception in `_ground_callback`: kept with its `_Builtins` (raised again after
+    grounding), and clingo told to stop."""
+    if traceback is not None:
+        _ffi.from_handle(traceback.tb_frame.f_locals["data"]).error = value
+    _lib.clingo_set_error(_lib.clingo_error_unknown, str(value).encode())
+    return False
+
+
+_GROUND_CALLBACK = _ffi.callback("clingo_ground_callback_t", _ground_callback, onerror=_callback_error)
 
 
 def _row_format(relation: str) -> str:
@@ -247,10 +284,17 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
     parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
                                      if facts.get(relation, "()") != "()")]
-    try:
-        control.ground(parts, context=_Builtins(facts))
-    except RuntimeError as error:
-        raise RuntimeError(messages[0].strip() if messages else str(error)) from None
+    builtins = _Builtins(facts)
+    data, names = _ffi.new_handle(builtins), []  # (kept alive through the call)
+    c_parts = _ffi.new("clingo_part_t[]", len(parts))
+    for (name, params), c_part in zip(parts, c_parts):
+        names.append((_ffi.new("char[]", name.encode()), _ffi.new("clingo_symbol_t[]", [p._rep for p in params])))
+        c_part.name, c_part.params, c_part.size = names[-1][0], names[-1][1], len(params)
+    # (clingo's C function with `_ground_callback`, rather than `control.ground(parts, context=builtins)`)
+    if not _lib.clingo_control_ground(control._rep, c_parts, len(parts), _GROUND_CALLBACK, data):
+        if builtins.error is not None:
+            raise builtins.error
+        raise RuntimeError(messages[0].strip() if messages else _ffi.string(_lib.clingo_error_message()).decode())
     return control
 
 
