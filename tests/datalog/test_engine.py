@@ -60,3 +60,12 @@ def test_the_rows_of_every_input_relation_reach_clingo_and_a_failing_call_is_rai
     # an exception in a function the program calls is raised by the grounding
     with pytest.raises(IndexError):
         engine.solve(facts, extra_program="out(@nth((1, 2), 5)).", keep={"out"})
+
+
+def test_a_program_clingo_rejects_when_grounding_fails_each_file_not_the_preparation(monkeypatch):
+    import pytest
+    monkeypatch.setattr(engine, "_prepared", {})
+    unsafe = 'out(X) :- not name(X, "x", "load").'
+    engine.prepare((engine.MAIN_PROGRAM,), unsafe)  # (it grounds no part: clingo checks the rules there)
+    with pytest.raises(RuntimeError, match="unsafe"):
+        engine.solve(facts_of(SOURCE), extra_program=unsafe, keep={"out"})
