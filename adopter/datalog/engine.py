@@ -158,9 +158,9 @@ def _program_text(path: Path) -> str:
 
 
 @lru_cache(maxsize=4)
-def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, set[int]]:
-    """Every relation a query over `programs` may name, with its arities: the input
-    relations and each relation a rule of the programs defines."""
+def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,), extra_program: str = "") -> dict[str, set[int]]:
+    """Every relation a query over `programs` (and the program text `extra_program`) may
+    name, with its arities: the input relations and each relation a rule of the programs defines."""
     import clingo.ast
 
     known: dict[str, set[int]] = {}
@@ -175,6 +175,8 @@ def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, s
 
     for program in programs:  # _program_text has appended the included files: drop the directives
         clingo.ast.parse_string(re.sub(r'#include "[^"]+"\.', "", _program_text(program)), head)
+    if extra_program:
+        clingo.ast.parse_string(extra_program, head)
     return known
 
 
@@ -275,6 +277,13 @@ def prepare(programs: Sequence[Path], text: str) -> None:
     except RuntimeError:  # a program clingo rejects: each file's own `ground` reports it, as without preparing
         return
     _prepared[(tuple(programs), text, relations)] = control, messages
+    _defined[(tuple(programs), text)] = known_relations(tuple(programs), text)
+
+
+# The relations each prepared program set defines, with their arities (`prepare`), so that
+# `solve` reads the relations it keeps without asking clingo for every signature of the
+# ground program, which walks all its atoms (in a fork: the parent's copy).
+_defined: dict[tuple, dict[str, set[int]]] = {}
 
 
 # Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
@@ -313,7 +322,8 @@ def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int
 
     Through clingo's C functions rather than `SymbolicAtoms.by_signature`: the public
     iterator allocates its out-parameters and wraps a Python object on every call, which
-    for the many summary atoms of a file is a visible part of its analysis."""
+    for the many summary atoms of a file is a visible part of its analysis. (The loop keeps
+    to local names: per atom, looking up each function on the library is a sizeable part.)"""
     atoms = control.symbolic_atoms._rep
     signature = _ffi.new("clingo_signature_t*")
     it, end = _ffi.new("clingo_symbolic_atom_iterator_t*"), _ffi.new("clingo_symbolic_atom_iterator_t*")
@@ -321,14 +331,22 @@ def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int
     symbol, arguments, size = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t**"), _ffi.new("size_t*")
     _check(_lib.clingo_signature_create(name.encode(), arity, True, signature)
            and _lib.clingo_symbolic_atoms_begin(atoms, signature, it) and _lib.clingo_symbolic_atoms_end(atoms, end))
+    at_end, is_fact, symbol_of = (_lib.clingo_symbolic_atoms_iterator_is_equal_to, _lib.clingo_symbolic_atoms_is_fact,
+                                  _lib.clingo_symbolic_atoms_symbol)
+    arguments_of, advance, last = _lib.clingo_symbol_arguments, _lib.clingo_symbolic_atoms_next, end[0]
     rows = []
-    while _check(_lib.clingo_symbolic_atoms_iterator_is_equal_to(atoms, it[0], end[0], done)) and not done[0]:
-        _check(_lib.clingo_symbolic_atoms_is_fact(atoms, it[0], fact) and _lib.clingo_symbolic_atoms_symbol(atoms, it[0], symbol)
-               and _lib.clingo_symbol_arguments(symbol[0], arguments, size))
+    append = rows.append
+    atom = it[0]
+    while at_end(atoms, atom, last, done) or _check(False):
+        if done[0]:
+            return rows
+        if not (is_fact(atoms, atom, fact) and symbol_of(atoms, atom, symbol) and arguments_of(symbol[0], arguments, size)
+                and advance(atoms, atom, it)):
+            _check(False)
         if not fact[0]:  # only a non-stratified program leaves atoms undecided
             raise RuntimeError(f"{name}/{arity} is not decided by grounding: is the program stratified?")
-        rows.append(tuple(arguments[0][0:size[0]]))
-        _check(_lib.clingo_symbolic_atoms_next(atoms, it[0], it))
+        append(tuple(arguments[0][0:size[0]]))
+        atom = it[0]
     return rows
 
 
@@ -358,11 +376,18 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
     control = ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)), variant)
     # The programs are stratified, so grounding alone decides every atom (all become
     # facts): read the wanted relations straight from the grounder, without solving.
-    wanted = set(keep) if keep is not None else None
+    defined = _defined.get((tuple(programs), extra_program)) if keep is not None else None
+    if defined is not None:
+        signatures = [(name, arity) for name in sorted(set(keep)) for arity in sorted(defined.get(name, ()))]
+    else:
+        wanted = set(keep) if keep is not None else None
+        signatures = [(name, arity) for name, arity, positive in control.symbolic_atoms.signatures
+                      if positive and (wanted is None or name in wanted)]
     relations: dict[str, list] = {}
-    for name, arity, positive in control.symbolic_atoms.signatures:
-        if positive and (wanted is None or name in wanted):
-            relations.setdefault(name, []).extend(_atom_rows(control, name, arity))
+    for name, arity in signatures:
+        rows = _atom_rows(control, name, arity)
+        if rows or defined is None:
+            relations.setdefault(name, []).extend(rows)
     if _retained is not None:
         _retained.append(control)
     return Model(relations)
