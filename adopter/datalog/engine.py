@@ -46,6 +46,7 @@ class _Builtins:
 
     def __init__(self, fact_terms: dict[str, str] | None = None):
         self.fact_terms = fact_terms or {}
+        self.error: BaseException | None = None  # raised in a call during grounding (_ground_callback)
 
     @staticmethod
     def cat(*parts: clingo.Symbol) -> clingo.Symbol:
@@ -68,8 +69,44 @@ class _Builtins:
         return term.arguments[index.number]
 
     def input(self, relation: clingo.Symbol) -> list[clingo.Symbol]:
-        """The rows of one input relation, as tuples (see `loading_rules`)."""
+        """The rows of one input relation, as tuples (see `loading_rules`; `ground` hands
+        them to clingo without this method)."""
         return clingo.parse_term(self.fact_terms.get(relation.string, "()")).arguments
+
+
+def _ground_callback(_location, name, arguments, size, data, symbol_callback, symbol_data) -> bool:
+    """clingo's callback for `@name(...)` during grounding, with `data` a handle of the
+    `_Builtins`: what pyclingo's own callback does, except for `@input`, whose rows go to
+    clingo as the parsed tuple's argument array. Through pyclingo, each row would become a
+    `clingo.Symbol` object (made in Python, put in a list, and read back), a sizeable part
+    of loading a file's facts."""
+    builtins = _ffi.from_handle(data)
+    if _ffi.string(name) == b"input":
+        text = _ffi.new("char const **")
+        _check(_lib.clingo_symbol_string(arguments[0], text))
+        rows = builtins.fact_terms.get(_ffi.string(text[0]).decode(), "()")
+        term, items, count = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t const **"), _ffi.new("size_t*")
+        _check(_lib.clingo_parse_term(rows.encode(), _ffi.NULL, _ffi.NULL, 20, term)
+               and _lib.clingo_symbol_arguments(term[0], items, count))
+        return symbol_callback(items[0], count[0], symbol_data)
+    result = getattr(builtins, _ffi.string(name).decode())(*(clingo.Symbol(arguments[i]) for i in range(size)))
+    symbols = list(result) if isinstance(result, list) else [result]
+    out = _ffi.new("clingo_symbol_t[]", len(symbols))
+    for i, symbol in enumerate(symbols):
+        out[i] = symbol._rep
+    return symbol_callback(out, len(symbols), symbol_data)
+
+
+def _callback_error(_exception, value, traceback) -> bool:
+    """An exception in `_ground_callback`: kept with its `_Builtins` (raised again after
+    grounding), and clingo told to stop."""
+    if traceback is not None:
+        _ffi.from_handle(traceback.tb_frame.f_locals["data"]).error = value
+    _lib.clingo_set_error(_lib.clingo_error_unknown, str(value).encode())
+    return False
+
+
+_GROUND_CALLBACK = _ffi.callback("clingo_ground_callback_t", _ground_callback, onerror=_callback_error)
 
 
 def _row_format(relation: str) -> str:
@@ -121,9 +158,9 @@ def _program_text(path: Path) -> str:
 
 
 @lru_cache(maxsize=4)
-def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, set[int]]:
-    """Every relation a query over `programs` may name, with its arities: the input
-    relations and each relation a rule of the programs defines."""
+def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,), extra_program: str = "") -> dict[str, set[int]]:
+    """Every relation a query over `programs` (and the program text `extra_program`) may
+    name, with its arities: the input relations and each relation a rule of the programs defines."""
     import clingo.ast
 
     known: dict[str, set[int]] = {}
@@ -138,6 +175,8 @@ def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,)) -> dict[str, s
 
     for program in programs:  # _program_text has appended the included files: drop the directives
         clingo.ast.parse_string(re.sub(r'#include "[^"]+"\.', "", _program_text(program)), head)
+    if extra_program:
+        clingo.ast.parse_string(extra_program, head)
     return known
 
 
@@ -225,9 +264,26 @@ _prepared: dict[tuple, tuple[clingo.Control, list[str]]] = {}
 
 def prepare(programs: Sequence[Path], text: str) -> None:
     """Load `programs` and `text` now, for the next `solve` of them in this process or in
-    each fork of it: a fork then skips parsing them, which every file would otherwise repeat."""
+    each fork of it: a fork then skips parsing them, which every file would otherwise repeat.
+
+    It also grounds no part once: clingo rewrites and checks every statement added since
+    its last `ground` (all parts, also those a file never grounds) at the start of a ground,
+    and this way a fork finds that done (a quarter of what grounding costs a file with no
+    facts). Nothing is grounded: the file's `ground` is the first step with any rule."""
     relations = frozenset(relations_read(programs, text))
-    _prepared[(tuple(programs), text, relations)] = _loaded(programs, text, relations)
+    control, messages = _loaded(programs, text, relations)
+    try:
+        control.ground([])
+    except RuntimeError:  # a program clingo rejects: each file's own `ground` reports it, as without preparing
+        return
+    _prepared[(tuple(programs), text, relations)] = control, messages
+    _defined[(tuple(programs), text)] = known_relations(tuple(programs), text)
+
+
+# The relations each prepared program set defines, with their arities (`prepare`), so that
+# `solve` reads the relations it keeps without asking clingo for every signature of the
+# ground program, which walks all its atoms (in a fork: the parent's copy).
+_defined: dict[tuple, dict[str, set[int]]] = {}
 
 
 # Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
@@ -247,10 +303,17 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
     parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
                                      if facts.get(relation, "()") != "()")]
-    try:
-        control.ground(parts, context=_Builtins(facts))
-    except RuntimeError as error:
-        raise RuntimeError(messages[0].strip() if messages else str(error)) from None
+    builtins = _Builtins(facts)
+    data, names = _ffi.new_handle(builtins), []  # (kept alive through the call)
+    c_parts = _ffi.new("clingo_part_t[]", len(parts))
+    for (name, params), c_part in zip(parts, c_parts):
+        names.append((_ffi.new("char[]", name.encode()), _ffi.new("clingo_symbol_t[]", [p._rep for p in params])))
+        c_part.name, c_part.params, c_part.size = names[-1][0], names[-1][1], len(params)
+    # (clingo's C function with `_ground_callback`, rather than `control.ground(parts, context=builtins)`)
+    if not _lib.clingo_control_ground(control._rep, c_parts, len(parts), _GROUND_CALLBACK, data):
+        if builtins.error is not None:
+            raise builtins.error
+        raise RuntimeError(messages[0].strip() if messages else _ffi.string(_lib.clingo_error_message()).decode())
     return control
 
 
@@ -259,7 +322,8 @@ def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int
 
     Through clingo's C functions rather than `SymbolicAtoms.by_signature`: the public
     iterator allocates its out-parameters and wraps a Python object on every call, which
-    for the many summary atoms of a file is a visible part of its analysis."""
+    for the many summary atoms of a file is a visible part of its analysis. (The loop keeps
+    to local names: per atom, looking up each function on the library is a sizeable part.)"""
     atoms = control.symbolic_atoms._rep
     signature = _ffi.new("clingo_signature_t*")
     it, end = _ffi.new("clingo_symbolic_atom_iterator_t*"), _ffi.new("clingo_symbolic_atom_iterator_t*")
@@ -267,14 +331,22 @@ def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int
     symbol, arguments, size = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t**"), _ffi.new("size_t*")
     _check(_lib.clingo_signature_create(name.encode(), arity, True, signature)
            and _lib.clingo_symbolic_atoms_begin(atoms, signature, it) and _lib.clingo_symbolic_atoms_end(atoms, end))
+    at_end, is_fact, symbol_of = (_lib.clingo_symbolic_atoms_iterator_is_equal_to, _lib.clingo_symbolic_atoms_is_fact,
+                                  _lib.clingo_symbolic_atoms_symbol)
+    arguments_of, advance, last = _lib.clingo_symbol_arguments, _lib.clingo_symbolic_atoms_next, end[0]
     rows = []
-    while _check(_lib.clingo_symbolic_atoms_iterator_is_equal_to(atoms, it[0], end[0], done)) and not done[0]:
-        _check(_lib.clingo_symbolic_atoms_is_fact(atoms, it[0], fact) and _lib.clingo_symbolic_atoms_symbol(atoms, it[0], symbol)
-               and _lib.clingo_symbol_arguments(symbol[0], arguments, size))
+    append = rows.append
+    atom = it[0]
+    while at_end(atoms, atom, last, done) or _check(False):
+        if done[0]:
+            return rows
+        if not (is_fact(atoms, atom, fact) and symbol_of(atoms, atom, symbol) and arguments_of(symbol[0], arguments, size)
+                and advance(atoms, atom, it)):
+            _check(False)
         if not fact[0]:  # only a non-stratified program leaves atoms undecided
             raise RuntimeError(f"{name}/{arity} is not decided by grounding: is the program stratified?")
-        rows.append(tuple(arguments[0][0:size[0]]))
-        _check(_lib.clingo_symbolic_atoms_next(atoms, it[0], it))
+        append(tuple(arguments[0][0:size[0]]))
+        atom = it[0]
     return rows
 
 
@@ -304,11 +376,18 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
     control = ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)), variant)
     # The programs are stratified, so grounding alone decides every atom (all become
     # facts): read the wanted relations straight from the grounder, without solving.
-    wanted = set(keep) if keep is not None else None
+    defined = _defined.get((tuple(programs), extra_program)) if keep is not None else None
+    if defined is not None:
+        signatures = [(name, arity) for name in sorted(set(keep)) for arity in sorted(defined.get(name, ()))]
+    else:
+        wanted = set(keep) if keep is not None else None
+        signatures = [(name, arity) for name, arity, positive in control.symbolic_atoms.signatures
+                      if positive and (wanted is None or name in wanted)]
     relations: dict[str, list] = {}
-    for name, arity, positive in control.symbolic_atoms.signatures:
-        if positive and (wanted is None or name in wanted):
-            relations.setdefault(name, []).extend(_atom_rows(control, name, arity))
+    for name, arity in signatures:
+        rows = _atom_rows(control, name, arity)
+        if rows or defined is None:
+            relations.setdefault(name, []).extend(rows)
     if _retained is not None:
         _retained.append(control)
     return Model(relations)

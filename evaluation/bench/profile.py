@@ -14,6 +14,14 @@ own process under callgrind, ~1 min per step on 4 files) or else in CPU seconds 
 process (min of `--repeat`; on a shared VM a step moves by 5-10% from run to run, so
 small steps can come out negative). Writes build/bench/profile.tsv (step, cost, unit,
 per_file, share, ratio_to_parse) and prints it.
+
+`--worker` counts instead what a cold run's worker pays for each file (valgrind only): the
+parent loads the programs and the compiled rules once (`prepare`, as `adopter facts` does),
+and each file is analysed in a fork of it, as in a run (`adopter facts`: the summary's
+structures and the rules' matches in one clingo run). Only the forks' instructions count,
+in five steps: parse (`ast.parse`, the yardstick), extract, fact terms, grounding (clingo
+reading the facts and grounding everything), and reading the results back (the kept
+relations, the matches, the summary). Writes build/bench/profile_worker.tsv.
 """
 
 from __future__ import annotations
@@ -86,6 +94,72 @@ def run_step(files: list[Path], step: int, count_atoms: bool = False) -> dict[st
     return atoms
 
 
+WORKER_STEPS = ["parse", "extract", "fact terms", "ground (reading the facts, the analyses, the rules)", "reading back"]
+
+
+def worker_child(files: list[Path]) -> None:
+    """Under callgrind (`worker_instructions`): prepare as `adopter facts` does, then analyse each
+    file in a fork, marking its steps with `getppid` (counts zeroed) and `getpgrp` (counts dumped)."""
+    from adopter.datalog import engine
+    from adopter.extract.sources import module_name
+    from adopter.matches import pipeline
+
+    rules = load_rules()
+    program = rules_program(rules)
+    engine.prepare(*pipeline._programs(program, True))
+    terms, ground = engine.fact_terms, engine.ground
+
+    def marked(step):
+        def run(*args, **kwargs):
+            os.getpgrp()
+            return step(*args, **kwargs)
+        return run
+
+    for path in files:
+        text = path.read_text()
+        pid = os.fork()
+        if pid == 0:
+            import gc
+            gc.disable()  # as a worker runs (adopter/support/forks.py)
+            engine.retain_controls()
+            engine.fact_terms, engine.ground = marked(terms), marked(ground)
+            os.getppid()
+            ast.parse(text)
+            os.getpgrp()
+            facts = extract_text(text, path, module_name(path))[0]
+            real_ground = engine.ground
+
+            def ground_then_mark(*args, **kwargs):
+                control = real_ground(*args, **kwargs)
+                os.getpgrp()
+                return control
+            engine.ground = ground_then_mark
+            pipeline._solve(facts, rules, program, True, True, "full")
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+
+def worker_instructions(every: int, zoo: Path) -> tuple[int, list[int]]:
+    """(files, instructions per WORKER_STEPS summed over the files) of `worker_child` under callgrind."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        out = subprocess.run(["valgrind", "--tool=callgrind", "--zero-before=getppid", "--dump-before=getpgrp",
+                              f"--callgrind-out-file={folder}/cg.%p", sys.executable, "-m", "evaluation.bench.profile",
+                              "--worker-child", "--every", str(every), "--zoo", str(zoo)],
+                             capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        if out.returncode:
+            raise SystemExit(f"profile: the worker run failed under valgrind:\n{out.stderr[-2000:]}")
+        parts: dict[str, dict[int, int]] = {}
+        for dump in Path(folder).iterdir():
+            found = re.fullmatch(r"cg\.(\d+)(?:\.(\d+))?", dump.name)
+            total = re.search(r"^totals: (\d+)", dump.read_text(), re.M)
+            if found and total:
+                parts.setdefault(found.group(1), {})[int(found.group(2) or 0)] = int(total.group(1))
+    # a fork's dumps: 1 parse, 2 extract, 3 fact terms, 4 ground, and its end (0) the reading back
+    forks = [p for p in parts.values() if len(p) == 5]
+    return len(forks), [sum(p[k] for p in forks) for k in (1, 2, 3, 4, 0)]
+
+
 def instructions(files: list[Path], step: int, every: int, zoo: Path) -> int:
     """Instructions executed by a child process doing `run_step(files, step)`, counted by callgrind."""
     # one hash seed for every step: set and dict orders (in the rule parser, for one) move a
@@ -117,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="count instructions with valgrind (default: when valgrind is installed)")
     parser.add_argument("--repeat", type=int, default=2, help="CPU-time runs per step (the minimum is kept)")
     parser.add_argument("--out", type=Path, default=Path("build/bench"))
+    parser.add_argument("--worker", action="store_true",
+                        help="count what a forked worker of a cold run pays per file (valgrind)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     counting = args.instructions if args.instructions is not None else shutil.which("valgrind") is not None
     every = args.every or (50 if counting else 5)
@@ -125,8 +202,32 @@ def main(argv: list[str] | None = None) -> int:
     if args.child is not None:
         run_step(files, args.child)
         return 0
+    if args.worker_child:
+        worker_child(files)
+        return 0
     if not files:
         raise SystemExit(f"profile: no .py files in {args.zoo} (run `make zoo`)")
+    if args.worker:
+        if shutil.which("valgrind") is None:
+            raise SystemExit("profile: --worker counts instructions with valgrind, which is not installed")
+        load_rules()  # (parsed into the cache here, as above)
+        count, totals = worker_instructions(every, args.zoo)
+        # extraction parses: its own cost is what it adds to the parse
+        rows = [(WORKER_STEPS[0], totals[0] / 1e6), (WORKER_STEPS[1], (totals[1] - totals[0]) / 1e6),
+                *((name, t / 1e6) for name, t in zip(WORKER_STEPS[2:], totals[2:]))]
+        frame = pd.DataFrame(rows, columns=["step", "cost"])
+        parse, total = frame.loc[0, "cost"], frame["cost"].iloc[1:].sum()
+        frame["unit"] = "M instructions"
+        frame["per_file"] = (frame["cost"] / count).round(3)
+        frame["share"] = (frame["cost"] / total).round(3)
+        frame.loc[0, "share"] = None
+        frame["ratio_to_parse"] = (frame["cost"] / parse).round(2)
+        frame["cost"] = frame["cost"].round(3)
+        atomic_write_text(args.out / "profile_worker.tsv", frame.to_csv(sep="\t", index=False))
+        print(f"{count} files (every {every}th zoo file), forked workers, instructions (valgrind) "
+              f"({args.out}/profile_worker.tsv); all steps but parse: {total:.4g} M instructions = {total / parse:.2f}x parse")
+        print(frame.to_string(index=False))
+        return 0
 
     names = step_names()
     load_rules()  # parse the rules into the cache once here: else the first steps also pay lark's parsing

@@ -47,3 +47,25 @@ def test_cat_joins_strings_bare_and_other_symbols_as_text():
     from adopter.datalog.engine import _Builtins
     parts = [clingo.String("torch.nn"), clingo.String("."), clingo.Number(3), clingo.Function("f", [clingo.String("x")])]
     assert _Builtins.cat(*parts) == clingo.String('torch.nn.3f("x")')
+
+
+def test_the_rows_of_every_input_relation_reach_clingo_and_a_failing_call_is_raised():
+    import pytest
+    facts = facts_of(SOURCE)
+    # every row of two relations, loaded through @input (engine._ground_callback)
+    query = 'out(E, N) :- name(E, N, "load"). out(E, A) :- attribute(E, _Base, A).'
+    got = sorted((e.number, n.string) for e, n in engine.solve(facts, extra_program=query, keep={"out"}).get("out"))
+    rows = sorted([(e, n) for e, n, ctx in facts.rows["name"] if ctx == "load"] + [(e, a) for e, _, a in facts.rows["attribute"]])
+    assert got == rows and rows
+    # an exception in a function the program calls is raised by the grounding
+    with pytest.raises(IndexError):
+        engine.solve(facts, extra_program="out(@nth((1, 2), 5)).", keep={"out"})
+
+
+def test_a_program_clingo_rejects_when_grounding_fails_each_file_not_the_preparation(monkeypatch):
+    import pytest
+    monkeypatch.setattr(engine, "_prepared", {})
+    unsafe = 'out(X) :- not name(X, "x", "load").'
+    engine.prepare((engine.MAIN_PROGRAM,), unsafe)  # (it grounds no part: clingo checks the rules there)
+    with pytest.raises(RuntimeError, match="unsafe"):
+        engine.solve(facts_of(SOURCE), extra_program=unsafe, keep={"out"})
