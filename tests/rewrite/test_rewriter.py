@@ -301,6 +301,13 @@ def test_the_payoff_kernels_are_in_the_torch_set_and_left_out_of_default_until_a
         f"kernel, {library}, runs on CUDA only; elsewhere it runs the original ops)"}
 
 
+def test_fused_linear_cross_entropy_is_found_and_never_rewritten():
+    # transformers returns the logits: the rule lets them be read elsewhere (`reads: allowed`), detect-only
+    patch = patch_file(FIXTURES["fused_linear_cross_entropy"], ["fused_linear_cross_entropy"])
+    assert not patch.changed and patch.applied == []
+    assert [reason for _, reason in patch.refused] == ["the rule is detect-only"] * 4
+
+
 def test_rotary_leaves_rotate_half_alone_and_each_caller_gets_the_kernel():
     # rotate_half is shared by every match (and by the matches the rule does not take): kept as written
     patch = patch_file(FIXTURES["rotary"], ["rotary"])
