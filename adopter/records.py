@@ -138,6 +138,9 @@ class UnstableName:
 class Layout:
     """The statements around a match, as the rewriter edits them (datalog/match/layout.lp)."""
     nested: list[int] = field(default_factory=list)  # nodes inside another matched node's expression
+    # nodes in a module-level function that a call inside another matched node's expression
+    # runs (rotary's `rotate_half(q)`): the rewrite drops that call and leaves the function alone
+    inlined: list[int] = field(default_factory=list)
     # consecutive folded statements (first lines) with other statements between them
     fold_gaps: list[list[int]] = field(default_factory=list)
     # the branch ("body", "orelse") of the `if` right after the folded statements that the

@@ -541,6 +541,12 @@ class FactExtractor:
             self._scopes = scopes
             if self._skippable or scopes:  # (at function level, the only scopes are comprehensions)
                 rows["walrus_may_skip"].append((eid,))
+        elif t is ast.Slice:
+            # its bounds in field order, as the generic walk below visits them (ids unchanged)
+            for part in ("lower", "upper", "step"):
+                bound = getattr(node, part)
+                if bound is not None:
+                    rows["slice_bound"].append((eid, part, sub(bound, sid)))
         elif t is ast.Lambda:
             for default in _definition_exprs(node):
                 sub(default, sid)

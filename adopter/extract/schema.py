@@ -63,6 +63,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "compare": (("expr", "op", "left", "right"), "a comparison (only the first operator of a chain)"),
     "ifexp": (("expr", "test", "body", "orelse"), "`body if test else orelse`"),
     "element": (("expr", "index", "elem"), "element of a tuple, list or set literal"),
+    "slice_bound": (("expr", "part", "bound"), "a bound of a slice `lower:upper:step` (part: lower/upper/step; absent bounds have no row)"),
     "dict_item": (("expr", "index", "key", "value"), "item of a dict literal (key 0 for `**`)"),
     "comprehension": (("expr", "elt", "iter"), "a list/set/generator comprehension's element and first iterable"),
     "comprehension_target": (("expr", "target"), "the target of a list/set/generator comprehension's first `for`"),
@@ -83,7 +84,7 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
 INT_COLUMNS = frozenset({
     "stmt", "class", "function", "exit", "index", "line", "col", "end_line", "end_col", "base",
     "parent", "source", "target", "test", "iter", "context", "value", "expr", "callee", "call",
-    "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt", "subject", "scope",
+    "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt", "subject", "scope", "bound",
 })
 
 

@@ -19,7 +19,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.fusion import fuse_conv_bn_weights, fuse_linear_bn_weights
 
-from adopter.kernels.library import GELU_TANH_MUL, SILU_MUL, LibraryKernel
+from adopter.kernels.library import (GELU_TANH_MUL, GROUP_NORM, ROPE, SILU_MUL, LibraryKernel, group_norm_call_fits,
+                                    rope_call_fits)
 
 
 def _can_fold(bn: nn.Module, kind: type) -> bool:
@@ -140,6 +141,41 @@ def gated_act(gate: nn.Module, up: nn.Module, act, x: torch.Tensor) -> torch.Ten
     if kernel is not None and kernel.supports(a, b):
         return kernel(a, b)
     return act(a) * b
+
+
+def group_norm_silu(norm: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`F.silu(norm(x))` for an `nn.GroupNorm` norm: the norm through Liger-Kernel's group norm
+    (LigerGroupNormFunction, reading the module's own weight and bias) where the call is one it
+    declares support for (`adopter/kernels/library.py`: CUDA, float32/float16/bfloat16, affine,
+    (batch, channels, *) input, not under torch.compile, the library installed), then SiLU;
+    otherwise, as on CPU, exactly the original ops."""
+    if GROUP_NORM.supports(x) and group_norm_call_fits(norm, x):
+        return F.silu(GROUP_NORM(x, norm.weight, norm.bias, norm.num_channels, norm.num_groups, norm.eps))
+    return F.silu(norm(x))
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """`rotate_half` as transformers writes it: the halves of the last dimension, `(-x2, x1)`."""
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """`(x * cos) + (rotate_half(x) * sin)`, rotary position embeddings applied to one tensor:
+    Liger-Kernel's RoPE (LigerRopeFunction) where the call is one it declares support for
+    (`adopter/kernels/library.py`: CUDA, float32/float16/bfloat16, x of (batch, heads, seq,
+    head_dim), cos/sin of the full head_dim, not under torch.compile, the library installed);
+    otherwise, as on CPU, exactly the original ops. The library rotates a query and a key
+    together and writes into them: x goes in as a copy (so the caller's tensor is not changed),
+    beside a key of one head of zeros whose result is dropped."""
+    if ROPE.supports(x) and rope_call_fits(x, cos, sin):
+        batch, _heads, seq, dim = x.shape
+        q = x.transpose(1, 2).clone(memory_format=torch.contiguous_format).transpose(1, 2)
+        k = x.new_zeros(batch, 1, seq, dim)
+        rotated, _ = ROPE(q, k, cos, sin)
+        return rotated
+    return (x * cos) + (_rotate_half(x) * sin)
 
 
 def load_renamed(module: nn.Module, renames: dict[str, str], save_original: bool = False) -> None:

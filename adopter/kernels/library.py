@@ -84,3 +84,46 @@ SILU_MUL = LibraryKernel("liger_kernel.ops.swiglu", "LigerSiLUMulFunction", devi
                          dtypes=_FLOATS, training=True, inference=True, compile=False, max_last_dim=65536)
 GELU_TANH_MUL = LibraryKernel("liger_kernel.ops.geglu", "LigerGELUMulFunction", devices=frozenset({"cuda"}),
                               dtypes=_FLOATS, training=True, inference=True, compile=False, max_last_dim=65536)
+
+# Liger-Kernel 0.8.5 (liger_kernel/ops/rope.py): RoPE with the rotated halves (Llama's
+# `rotate_half`), queries and keys in one Triton kernel, forward and backward from cos and sin.
+# It takes q and k as (batch, heads, seq, head_dim), cos/sin as (batch or 1, seq, rotary_dim) (or
+# with a head dimension of 1 at `unsqueeze_dim`), writes into q and k where their transposed
+# layout is contiguous, and returns no gradient for cos and sin. What a call must fit beyond
+# devices and dtypes is `rope_call_fits` below; torch.compile: declared False, as for the others.
+ROPE = LibraryKernel("liger_kernel.ops.rope", "LigerRopeFunction", devices=frozenset({"cuda"}), dtypes=_FLOATS,
+                     training=True, inference=True, compile=False)
+
+
+def rope_call_fits(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> bool:
+    """What LigerRopeFunction declares beyond device and dtype, for one tensor `x` rotated by its
+    full last dimension: x of (batch, heads, seq, head_dim) with an even head_dim; cos and sin of
+    one shape, x's dtype and device, (1 or batch, 1, seq, head_dim) or (1 or batch, seq, head_dim)
+    (the same for every head); no gradient wanted for cos and sin (the kernel returns none)."""
+    if x.dim() != 4 or x.shape[-1] % 2 or cos.shape != sin.shape:
+        return False
+    if any(t.dtype != x.dtype or t.device != x.device for t in (cos, sin)):
+        return False
+    if torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad):
+        return False
+    batch, _heads, seq, dim = x.shape
+    shape = tuple(cos.shape)
+    return shape in {(1, 1, seq, dim), (batch, 1, seq, dim), (1, seq, dim), (batch, seq, dim)}
+
+
+# Liger-Kernel 0.8.5 (liger_kernel/ops/group_norm.py): group norm in one Triton kernel each way,
+# the statistics per (sample, group) over the group's channels and positions; it takes the
+# affine weight and bias (both), the input as (batch, channels, *) with at least 3 dimensions.
+GROUP_NORM = LibraryKernel("liger_kernel.ops.group_norm", "LigerGroupNormFunction", devices=frozenset({"cuda"}),
+                           dtypes=_FLOATS, training=True, inference=True, compile=False)
+
+
+def group_norm_call_fits(norm, x: torch.Tensor) -> bool:
+    """What LigerGroupNormFunction declares beyond device and dtype: an `nn.GroupNorm` (exactly:
+    a subclass may compute something else) with affine weight and bias in x's dtype and device,
+    x of (batch, num_channels, *) with at least 3 dimensions, channels divisible by groups."""
+    if type(norm) is not torch.nn.GroupNorm or not norm.affine or norm.weight is None or norm.bias is None:
+        return False
+    if x.dim() < 3 or x.shape[1] != norm.num_channels or norm.num_channels % norm.num_groups:
+        return False
+    return all(p.dtype == x.dtype and p.device == x.device for p in (norm.weight, norm.bias))

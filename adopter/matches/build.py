@@ -20,7 +20,7 @@ from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule, oriented
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_orientation", "report_unmodelled", "report_nested", "report_fold_gap",
+             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
 
@@ -180,6 +180,8 @@ def _layouts(model, eager: dict[tuple, dict]) -> dict[tuple, Layout]:
 
     for *key, index in model.get("report_nested"):
         layout(*key).nested.append(index.number)
+    for *key, index in model.get("report_inlined"):
+        layout(*key).inlined.append(index.number)
     for *key, line, line2 in model.get("report_fold_gap"):
         layout(*key).fold_gaps.append([line.number, line2.number])
     for *key, index, _line in model.get("report_fold_unfit"):
@@ -210,6 +212,7 @@ def _layouts(model, eager: dict[tuple, dict]) -> dict[tuple, Layout]:
         layout(*key).guard_unstable.append(UnstableName(name.string, line.number))
     for found in layouts.values():  # in a stable order, whatever the grounder's
         found.nested.sort()
+        found.inlined.sort()
         found.fold_unfit.sort()
         found.ctor_alone.sort()
         found.fold_gaps.sort()
@@ -277,7 +280,8 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
             bindings[pattern.output] = outs[node]
         for item in pattern.inputs:
             if item.arg.var and item.arg.var not in bindings:
-                text = inputs.get((node, str(item.position)))
+                at = str(item.position) if item.element is None else f"e({_term(item.position)},{item.element})"
+                text = inputs.get((node, at))
                 if text is not None:
                     bindings[item.arg.var] = text
     for ctor, pattern in zip(ctors, rule.init_source):
@@ -293,6 +297,11 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
                  init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
                  path=[Literal(text, holds) for text, holds in path_lits],
                  col=col, end_col=end_col, class_=cls, nodes=node_sites, ctors=ctor_sites)
+
+
+def _term(position: int | str) -> str:
+    """A position as clingo prints it inside a term (a keyword is a quoted string there)."""
+    return str(position) if isinstance(position, int) else str(clingo.String(position))
 
 
 def _object_text(obj: clingo.Symbol | None) -> str:

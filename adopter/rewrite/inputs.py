@@ -23,7 +23,12 @@ def keywords_at(pattern: PatternNode, position) -> set[str]:
 
 def pattern_input(node: cst.CSTNode, item: Input, method: bool = False, keywords: set[str] = frozenset()) -> cst.BaseExpression:
     """The argument (or operand) `item` names, positional or passed by one of `keywords`; Unsafe
-    when the call does not spell it plainly."""
+    when the call does not spell it plainly. An element of a tuple input is that element."""
+    if item.element is not None:
+        whole = pattern_input(node, dataclasses.replace(item, element=None), method, keywords)
+        if not isinstance(whole, (cst.Tuple, cst.List)) or item.element >= len(whole.elements):
+            raise Unsafe(f"`{code(whole)}` is not a tuple with an element {item.element}")
+        return whole.elements[item.element].value
     if isinstance(node, cst.BinaryOperation):
         return node.left if item.position == 0 else node.right
     assert isinstance(node, cst.Call)

@@ -69,6 +69,14 @@ _NO_GAIN: dict[str, str] = {
     "adopter.kernels.gated_act":
         LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's, runs on CUDA only; "
         "elsewhere it runs the original ops)",
+    # groupnorm_silu's kernel uses a library kernel only on CUDA (Liger-Kernel's group norm); on CPU the original ops
+    "adopter.kernels.group_norm_silu":
+        LEFT_OUT + "not measured on a GPU yet (its library kernel, Liger-Kernel's group norm, runs on CUDA only; "
+        "elsewhere it runs the original ops)",
+    # rotary's kernel fuses only on CUDA (Liger-Kernel's RoPE); on CPU it runs the original ops
+    "adopter.kernels.apply_rotary":
+        LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's RoPE, runs on CUDA only; "
+        "elsewhere it runs the original ops)",
 }
 
 # Kept in `default` because the benchmark showed a gain in training speed, memory and

@@ -88,7 +88,9 @@ def _one_fusion_per_node(planned: list[tuple[Match, Plan]], result: FilePatch) -
     dropped: set[int] = set()
     for i in order:
         match = planned[i][0]
-        spans = [tuple(site.span) for site in match.nodes]
+        inlined = match.layout.inlined if match.layout is not None else []
+        # (the nodes of a function a call in the match runs, `rotate_half`, are left as they are)
+        spans = [tuple(site.span) for i, site in enumerate(match.nodes) if i not in inlined]
         taken = next((owner[span] for span in spans if span in owner), None)
         if taken is not None:
             dropped.add(i)

@@ -79,8 +79,16 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
     # (the rewriter places and removes code by the pattern's order, types and reads)
     if not all(node.ordered for node in rule.forward_source):
         raise Unsafe("the rule leaves the order of its nodes open (`&`); such matches are found, not rewritten")
-    if any(len(node.callees) > 1 for node in rule.forward_source):
+    several = [node for node in rule.forward_source if len(node.callees) > 1]
+    # (a one-node fusion replaces the calls whatever their types, as long as each type is called
+    # as `f(x, ...)`: `torch.nn.functional.silu|torch.nn.SiLU`, not a tensor method)
+    fusion = (len(rule.forward_target) == 1 and rule.forward_target[0].output == rule.forward_source[-1].output
+              and rule.fallback != "eager")
+    if several and not (fusion and not any(c.startswith(TENSOR_METHOD) for node in several for c in node.callees)):
         raise Unsafe("the rule allows several types for a node (`a|b`); such matches are found, not rewritten")
+    if rule.reads == "allowed":
+        raise Unsafe("the rule lets the values it computes be read elsewhere (`reads: allowed`); "
+                     "such matches are found, not rewritten")
     if rule.metadata == "allowed":
         raise Unsafe("the rule lets the values it hides be measured elsewhere (`metadata: allowed`); "
                      "such matches are found, not rewritten")
@@ -302,16 +310,20 @@ class _Planner:
             raise Unsafe(f"a value the fusion removes is also read when {when}; the rule has no `fallback: eager`")
         self.check_one_method()
         last = sites[-1]
-        captured: dict[tuple[int, int | str], cst.BaseExpression] = {}
-        external: dict[str, tuple[int, int | str]] = {}
+        captured: dict[tuple[int, int | str, int | None], cst.BaseExpression] = {}
+        external: dict[str, tuple[int, int | str, int | None]] = {}
         produced = {s.output for s in source}
         for i, s in enumerate(source):
             for item in s.inputs:
-                if item.arg.var and item.arg.var not in produced:
-                    external.setdefault(item.arg.var, (i, item.position))
+                # (a half, `$x[:half]`, is not $x; an inlined node's inputs are not captured)
+                if item.arg.var and item.arg.var not in produced and item.arg.half is None \
+                        and i not in self.match.layout.inlined:
+                    external.setdefault(item.arg.var, (i, item.position, item.element))
         last_line = self.ctx.statement_line(last.stmt, "the last node's statement")
         moved: list[cst.SimpleStatementLine] = []
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
+            if i in self.match.layout.inlined:  # in a function a call in the fused expression runs: dropped with it
+                continue
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
             if i in self.match.layout.nested:
@@ -370,7 +382,9 @@ class _Planner:
     def check_one_method(self) -> None:
         """The matched nodes are calls in one method (not layers of an nn.Sequential, not in a helper)."""
         last = self.match.nodes[-1]
-        for site in self.match.nodes:
+        for i, site in enumerate(self.match.nodes):
+            if i in self.match.layout.inlined:
+                continue
             if site.sequential:
                 raise Unsafe("the match is inside nn.Sequential; such layers are not rewritten yet")
             if (site.class_, site.function) != (last.class_, last.function):
@@ -414,7 +428,7 @@ _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), white
 def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:
     method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
     for item in pattern.inputs:
-        captured[(i, item.position)] = pattern_input(node, item, method, keywords_at(pattern, item.position))
+        captured[(i, item.position, item.element)] = pattern_input(node, item, method, keywords_at(pattern, item.position))
 
 
 def _capturer(i: int, pattern: PatternNode, captured: dict):

@@ -110,13 +110,20 @@ def compile_rule(rule: Rule) -> str:
             else:
                 body.append(f"ctor_arg({c}, {pos}, _Arg{j + 1}_{k + 1})")  # named, not `_` (adopter/datalog/main.lp says why)
     # one external variable used several times: all uses hold the same value (and, checked in
-    # checks.lp by shared_input/5 below, the same set of values: on every path)
+    # checks.lp by shared_input/5 below, the same set of values: on every path); a half of it,
+    # `$x[:half]`, holds that half of the same value (support.lp's input_half/4)
+    def value_literal(i: int, item: Input, v: str) -> str:
+        if item.arg.half is not None:
+            return f"input_half({xs[i]}, {pos(i, item)}, {item.arg.half}, V_{v[1:]})"
+        return f"input_value({xs[i]}, {pos(i, item)}, V_{v[1:]})"
+
     for v, info in variables.items():
         if info.producer is None and info.ctor is None:
             uses = info.uses
             for (i1, a), (i2, b) in zip(uses, uses[1:]):
-                body.append(f"input_value({xs[i1]}, {pos(i1, a)}, V_{v[1:]})")
-                body.append(f"input_value({xs[i2]}, {pos(i2, b)}, V_{v[1:]})")
+                body.append(value_literal(i1, a, v))
+                body.append(value_literal(i2, b, v))
+            body += [value_literal(i, a, v) for i, a in uses if a.arg.half is not None]
             if info.init_uses and uses:
                 (i1, a), (j1, b) = uses[0], info.init_uses[0]
                 body += [f"input_text({xs[i1]}, {pos(i1, a)}, T_{v[1:]})", f"ctor_text({cs[j1]}, {_pos(b)}, T_{v[1:]})"]
@@ -157,8 +164,18 @@ def compile_rule(rule: Rule) -> str:
             # (an operand's position depends on the match's orientation: binary nodes keep the
             # one-shared-value test above)
             for (i1, a), (i2, b) in zip(info.uses, info.uses[1:]):
-                if i1 not in binary and i2 not in binary:
+                if i1 not in binary and i2 not in binary and a.arg.half is None and b.arg.half is None:
                     lines.append(f"shared_input({q(name)}, {i1}, {_pos(a)}, {i2}, {_pos(b)}).")
+    # a module type a forward node names is also called through a local name it is built into
+    lines += sorted({f"local_module({q(t)})." for node in fwd if node.kind == "layer" and not node.callee.startswith("$")
+                     for t in node.callees})
+    # the parts of inputs the pattern names: tuple elements at a position of a type, halves
+    if any(item.arg.half is not None for node in fwd for item in node.inputs):
+        lines.append("halves_asked.")
+    for i, node in enumerate(fwd):
+        at = sorted({_pos(item, whole=True) for item in node.inputs if item.element is not None})
+        callees = init[ctor_index[node.callee]].callees if node.callee and node.callee.startswith("$") else node.callees
+        lines += [f"elements_asked({q(t)}, {p})." for t in callees for p in at]
     if rule.guards == "equal":  # the layers the init part binds run exactly when each other do (else every node)
         lines.append(f"guards_equal({q(name)}).")
         bound = [i for i, node in enumerate(fwd) if node.kind == "layer" and node.callee.startswith("$")]
@@ -167,11 +184,16 @@ def compile_rule(rule: Rule) -> str:
         lines.append(f"fallback_eager({q(name)}).")
     if rule.metadata == "allowed":
         lines.append(f"metadata_allowed({q(name)}).")
+    if rule.reads == "allowed":
+        lines.append(f"reads_allowed({q(name)}).")
     return "\n".join(lines) + "\n"
 
 
-def _pos(item: Input) -> str:
-    return str(item.position) if isinstance(item.position, int) else q(item.position)
+def _pos(item: Input, whole: bool = False) -> str:
+    """The input's position as a term: an index, a keyword, or e(Position, Element) for an
+    element of a tuple literal there (`whole`: the tuple's own position)."""
+    at = str(item.position) if isinstance(item.position, int) else q(item.position)
+    return at if item.element is None or whole else f"e({at}, {item.element})"
 
 
 def _input_literals(x: str, pos: str, item: Input, variables: dict, xs: list[str]) -> list[str]:

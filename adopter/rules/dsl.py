@@ -44,13 +44,33 @@ def _arg(tree) -> Arg:
         return Arg(code=" ".join(str(tree)[1:-1].split()))
     if isinstance(tree, lark.Token):  # VAR
         return Arg(var=str(tree))
+    if tree.data in ("first_half", "second_half"):
+        return Arg(var=str(tree.children[0]), half=0 if tree.data == "first_half" else 1)
     return Arg(const=_constant(tree))
 
 
-def _input(position: int | str, tree, negated: bool = False) -> Input:
+def _input(position: int | str, tree, negated: bool = False, element: int | None = None) -> Input:
     """An input, with where its argument is written (a token, or a constant's tree)."""
     line, col = (tree.line, tree.column) if isinstance(tree, lark.Token) else (tree.meta.line, tree.meta.column)
-    return Input(position, _arg(tree), negated=negated, line=line, col=col)
+    return Input(position, _arg(tree), negated=negated, line=line, col=col, element=element)
+
+
+def _inputs(position: int | str, tree, negated: bool = False) -> list[Input]:
+    """The input at `position`; a tuple literal (`($a, $b)`) gives one input per element."""
+    if isinstance(tree, lark.Tree) and tree.data == "elements":
+        if negated or any(isinstance(c, lark.Tree) and c.data == "elements" for c in tree.children):
+            raise _Misplaced(tree.meta.line, tree.meta.column,
+                             "a tuple `(...)` is an input of its own, of `$vars`, halves and constants (not nested, not after `!=`)")
+        return [_input(position, child, element=j) for j, child in enumerate(tree.children)]
+    return [_input(position, tree, negated)]
+
+
+class _Misplaced(Exception):
+    """A construct the grammar accepts where the DSL does not (becomes a file:line:col error)."""
+
+    def __init__(self, line: int, col: int, message: str):
+        super().__init__(message)
+        self.line, self.col, self.message = line, col, message
 
 
 def _node(tree: lark.Tree) -> PatternNode:
@@ -66,11 +86,11 @@ def _node(tree: lark.Tree) -> PatternNode:
             if item is None:
                 continue
             if item.data == "positional":
-                parsed.append(_input(index, item.children[0]))
+                parsed += _inputs(index, item.children[0])
                 index += 1
             else:
                 name, value = item.children
-                parsed.append(_input(str(name), value, negated=item.data == "keyword_not"))
+                parsed += _inputs(str(name), value, negated=item.data == "keyword_not")
         return PatternNode("layer", callee="|".join(map(str, callee.children)), inputs=tuple(parsed), output=str(out), **at)
     if tree.data == "binary":
         left, op, right, _ = tree.children
@@ -122,7 +142,10 @@ def parse_rule(text: str, path: str) -> Rule:
             externs = item.children[1:]
             rule.extern = tuple(str(name) for name in externs)
         else:
-            source, target = _side(item.children[1]), _side(item.children[2])
+            try:
+                source, target = _side(item.children[1]), _side(item.children[2])
+            except _Misplaced as error:
+                raise _error(path, error.line, error.col, error.message) from None
             setattr(rule, f"{key}_source", source)
             setattr(rule, f"{key}_target", target)
     _check(rule)
@@ -147,6 +170,8 @@ def _check(rule: Rule) -> None:
         raise _error(path, None, None, f"fallback must be `none` or `eager`, not {rule.fallback!r}")
     if rule.metadata not in ("breaks", "allowed"):
         raise _error(path, None, None, f"metadata must be `breaks` or `allowed`, not {rule.metadata!r}")
+    if rule.reads not in ("breaks", "allowed"):
+        raise _error(path, None, None, f"reads must be `breaks` or `allowed`, not {rule.reads!r}")
     if rule.anchor not in ("forward", "init"):
         raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
     if not rule.forward_source:
@@ -157,6 +182,18 @@ def _check(rule: Rule) -> None:
         for node in part:
             if not node.ordered:
                 raise _error(path, node.line, node.col, "`&` (nodes in any order) is for a `forward:` source pattern only")
+    produced = {node.output for node in rule.forward_source}
+    for part, where in ((rule.init_source, "init"), (rule.init_target, "target"), (rule.forward_target, "target"),
+                        (rule.forward_source, "forward")):
+        for node in part:
+            for item in node.inputs:
+                if where != "forward" and (item.arg.half is not None or item.element is not None):
+                    raise _error(path, item.line, item.col,
+                                 "halves (`$x[:half]`) and tuples (`($a, $b)`) are for a `forward:` source pattern only")
+                if item.arg.half is not None and item.arg.var in produced:
+                    raise _error(path, item.line, item.col,
+                                 f"a half of {item.arg.var}, which the pattern computes, is not supported: "
+                                 "halves are of an input of the matched code")
     for part in (rule.init_target, rule.forward_target):
         for node in part:
             if len(node.callees) > 1:

@@ -14,6 +14,7 @@ class Arg:
     var: str | None = None
     const: str | None = None
     code: str | None = None
+    half: int | None = None  # `$x[:half]` (0) / `$x[half:]` (1): that half of the last dimension of $x
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Input:
     negated: bool = False  # `kw!=value`: the call must not pass `kw=value`
     line: int = 0  # where the argument (`$x`, `-1`, ...) is written
     col: int = 0
+    element: int | None = None  # an element of a tuple literal passed at `position` (`torch.cat(($a, $b))`)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class Rule:
     fallback: str = "none"  # "eager": the rewrite keeps the original under `if <the paths where the match fails>:`
     # "allowed": reads of an inner value's metadata (`x.size()`, `x.shape`, ...) outside the match do not break it
     metadata: str = "breaks"
+    # "allowed": a value the match computes may be read outside it (found, not rewritten: a
+    # detection whose fusion would need the value, such as the logits a model returns)
+    reads: str = "breaks"
     extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (adopter/rules/catalogue/) lacks
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)

@@ -100,4 +100,4 @@ def test_console_script_is_installed():
 def test_rules_list_names_each_rule_with_its_pack():
     out = subprocess.run([sys.executable, "-m", "adopter.cli", "rules", "list"], capture_output=True, text=True)
     rows = {line.split("\t")[0]: line.split("\t")[1] for line in out.stdout.splitlines()}
-    assert rows["softmax"] == "paper" and rows["rms_norm"] == "modern" and len(rows) == 14
+    assert rows["softmax"] == "paper" and rows["rms_norm"] == "modern" and len(rows) == 17

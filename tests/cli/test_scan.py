@@ -131,7 +131,8 @@ def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_t
     # T5's attention is not scaled and Llama's transposes (2, 3) and takes a float32 softmax: other shapes
     assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm"),
                      ("bert", "manual_attention", "BertSelfAttention"),
-                     ("t5", "swiglu", "T5DenseGatedActDense"), ("llama", "swiglu", "LlamaMLP")}
+                     ("t5", "swiglu", "T5DenseGatedActDense"), ("llama", "swiglu", "LlamaMLP"),
+                     ("llama", "rotary", "-")}  # in the module-level apply_rotary_pos_emb
 
 
 def test_rules_find_matches_in_module_level_functions_whatever_their_scope(tmp_path):

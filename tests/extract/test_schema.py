@@ -48,7 +48,7 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
                         f = lambda q: q + x
                 def g(w):
                     global G
-                return [x, *y], x < 1 < 2, x and y
+                return [x, *y], x < 1 < 2, x and y, x[1:]
     """)
     assert set(facts.rows) == set(RELATIONS)
     for name, rows in facts.rows.items():

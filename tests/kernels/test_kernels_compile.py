@@ -110,6 +110,19 @@ def _cases():
                     (torch.randn(2, 3, 8),))
         cases[f"gated_act[{act_name}]"] = gated
 
+    def rotary():
+        def original(m, q, cos, sin):
+            return (q * cos) + (K._rotate_half(q) * sin)
+        return (_Pair(original), _Pair(lambda m, q, cos, sin: K.apply_rotary(q, cos, sin)),
+                (torch.randn(2, 2, 5, 8), torch.randn(1, 1, 5, 8), torch.randn(1, 1, 5, 8)))
+    cases["apply_rotary"] = rotary
+
+    def group_norm_silu():
+        norm = nn.GroupNorm(2, 4)
+        return (_Pair(lambda m, x: F.silu(m["norm"](x)), norm=norm),
+                _Pair(lambda m, x: K.group_norm_silu(m["norm"], x), norm=norm), (torch.randn(2, 4, 3, 3),))
+    cases["group_norm_silu"] = group_norm_silu
+
     from transformers import BertConfig, GPT2Config, T5Config
     from transformers.models.bert.modeling_bert import BertSelfAttention
     from transformers.models.gpt2.modeling_gpt2 import GPT2Attention

@@ -1,4 +1,4 @@
-"""adopter.kernels.gated_act and the library kernels it may pick (adopter/kernels/library.py):
+"""adopter.kernels.gated_act, apply_rotary, group_norm_silu and the library kernels they may pick (adopter/kernels/library.py):
 the run-time selection, and outputs and gradients equal to the original ops on the path that
 runs. Needs torch (and transformers for its activation classes): `make test-verify`.
 
@@ -20,8 +20,8 @@ from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 import adopter.kernels as kernels  # noqa: E402
-from adopter.kernels import gated_act  # noqa: E402
-from adopter.kernels.library import GELU_TANH_MUL, SILU_MUL, LibraryKernel  # noqa: E402
+from adopter.kernels import apply_rotary, gated_act, group_norm_silu  # noqa: E402
+from adopter.kernels.library import GELU_TANH_MUL, GROUP_NORM, ROPE, SILU_MUL, LibraryKernel  # noqa: E402
 
 
 def _activations():
@@ -157,3 +157,170 @@ def test_liger_installed_without_triton_is_unavailable():
     on_cpu = replace(SILU_MUL, devices=frozenset({"cpu"}))
     assert not on_cpu.supports(torch.randn(4, 16), torch.randn(4, 16))
     assert "triton" in on_cpu.unavailable_reason()
+
+
+# --- rotary: apply_rotary and Liger-Kernel's LigerRopeFunction ------------------------------
+
+def _rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def _rope_inputs(batch=2, heads=3, seq=5, dim=8, cos_shape=None, dtype=torch.float32):
+    torch.manual_seed(0)
+    x = torch.randn(batch, seq, heads, dim, dtype=dtype).transpose(1, 2)  # (b, h, s, d), as attention has it
+    cos = torch.randn(*(cos_shape or (1, 1, seq, dim)), dtype=dtype)
+    return x, cos, torch.randn_like(cos)
+
+
+def test_apply_rotary_computes_the_original_ops_with_the_same_gradients():
+    x, cos, sin = _rope_inputs()
+    x.requires_grad_()
+    expected = (x * cos) + (_rotate_half(x) * sin)
+    got = apply_rotary(x, cos, sin)
+    assert torch.equal(got, expected)  # on CPU the fallback runs: bit for bit
+    assert torch.equal(torch.autograd.grad(got.square().sum(), x)[0], torch.autograd.grad(expected.square().sum(), x)[0])
+
+
+@pytest.fixture
+def rope_stand_in(monkeypatch):
+    """LigerRopeFunction's contract on CPU: (q, k, cos, sin) of (b, h, s, d), cos/sin (1|b, s, d)
+    or with a head dimension of 1; it writes into q and k where their transposed layout is
+    contiguous (as the Triton kernel does) and returns no gradient for cos and sin."""
+    calls = []
+
+    def rope(t, cos, sin):
+        return (t * cos) + (_rotate_half(t) * sin)
+
+    class Rope(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, cos, sin, position_ids=None, unsqueeze_dim=1):
+            calls.append((tuple(q.shape), tuple(k.shape), tuple(cos.shape)))
+            cos4, sin4 = (cos, sin) if cos.dim() == 4 else (cos.unsqueeze(1), sin.unsqueeze(1))
+            ctx.save_for_backward(cos4, sin4)
+            out = []
+            for t in (q, k):
+                physical = t.transpose(1, 2).contiguous()  # the same storage when already contiguous
+                physical.copy_(rope(t, cos4, sin4).transpose(1, 2))
+                out.append(physical.transpose(1, 2))
+            return tuple(out)
+
+        @staticmethod
+        def backward(ctx, dq, dk):
+            cos, sin = ctx.saved_tensors
+            # rope is linear in t: its transpose rotates the other way
+            def back(g):
+                return g * cos - _rotate_half(g * sin)
+            return back(dq), back(dk), None, None, None, None
+
+    module = types.ModuleType("stand_in_rope")
+    module.Rope = Rope
+    monkeypatch.setitem(sys.modules, "stand_in_rope", module)
+    kernel = replace(ROPE, module="stand_in_rope", name="Rope", devices=frozenset({"cpu"}))
+    monkeypatch.setattr(kernels, "ROPE", kernel)
+    return calls
+
+
+@pytest.mark.parametrize("cos_shape", [(1, 1, 5, 8), (2, 1, 5, 8), (1, 5, 8), (2, 5, 8)])
+def test_the_rope_kernel_runs_where_its_declared_support_holds(rope_stand_in, cos_shape):
+    x, cos, sin = _rope_inputs(cos_shape=cos_shape)
+    x.requires_grad_()
+    before = x.detach().clone()
+    c4, s4 = (cos, sin) if cos.dim() == 4 else (cos.unsqueeze(1), sin.unsqueeze(1))
+    expected = (x * c4) + (_rotate_half(x) * s4)
+    got = apply_rotary(x, cos, sin)
+    assert rope_stand_in == [((2, 3, 5, 8), (2, 1, 5, 8), cos_shape)]
+    assert torch.allclose(got, expected, rtol=1e-6, atol=1e-6)
+    assert torch.equal(x.detach(), before)  # the caller's tensor is not written into
+    g1, g2 = (torch.autograd.grad(y.square().sum(), x, retain_graph=True)[0] for y in (got, expected))
+    assert torch.allclose(g1, g2, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["float64", "3-d", "odd head_dim", "per-head cos",
+                                  "cos wants a gradient", "under torch.compile"])
+def test_the_original_rope_ops_run_where_the_declared_support_does_not_hold(rope_stand_in, monkeypatch, case):
+    x, cos, sin = _rope_inputs()
+    if case == "float64":
+        x, cos, sin = _rope_inputs(dtype=torch.float64)
+    elif case == "3-d":
+        x, cos, sin = x[0], cos[0], sin[0]
+    elif case == "odd head_dim":
+        x, cos, sin = _rope_inputs(dim=7)
+    elif case == "per-head cos":
+        x, cos, sin = _rope_inputs(cos_shape=(1, 3, 5, 8))
+    elif case == "cos wants a gradient":
+        cos.requires_grad_()
+    elif case == "under torch.compile":
+        monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    out = apply_rotary(x, cos, sin)
+    assert rope_stand_in == []
+    assert torch.equal(out, (x * cos) + (_rotate_half(x) * sin))
+
+
+# --- groupnorm_silu: group_norm_silu and Liger-Kernel's LigerGroupNormFunction ----------------
+
+def _norm_and_input(affine=True, dtype=torch.float32, shape=(2, 4, 3, 3)):
+    torch.manual_seed(0)
+    norm = nn.GroupNorm(2, 4, affine=affine).to(dtype)
+    if affine:
+        with torch.no_grad():
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    return norm, torch.randn(*shape, dtype=dtype)
+
+
+def test_group_norm_silu_computes_the_original_ops_with_the_same_gradients():
+    norm, x = _norm_and_input()
+    x.requires_grad_()
+    expected = F.silu(norm(x))
+    got = group_norm_silu(norm, x)
+    assert torch.equal(got, expected)
+    wrt = [x, norm.weight, norm.bias]
+    assert all(torch.equal(a, b) for a, b in zip(torch.autograd.grad(got.square().sum(), wrt),
+                                                 torch.autograd.grad(expected.square().sum(), wrt)))
+
+
+@pytest.fixture
+def group_norm_stand_in(monkeypatch):
+    """LigerGroupNormFunction's contract on CPU: (x, weight, bias, num_channels, num_groups, eps)."""
+    calls = []
+
+    def fn(x, weight, bias, channels, groups, eps):
+        calls.append((tuple(x.shape), channels, groups))
+        return F.group_norm(x, groups, weight, bias, eps)  # differentiable: stands for forward and backward
+
+    module = types.ModuleType("stand_in_group_norm")
+    module.group_norm = fn
+    monkeypatch.setitem(sys.modules, "stand_in_group_norm", module)
+    monkeypatch.setattr(kernels, "GROUP_NORM", replace(GROUP_NORM, module="stand_in_group_norm", name="group_norm",
+                                                       devices=frozenset({"cpu"})))
+    return calls
+
+
+def test_the_group_norm_kernel_runs_where_its_declared_support_holds(group_norm_stand_in):
+    norm, x = _norm_and_input()
+    got = group_norm_silu(norm, x)
+    assert group_norm_stand_in == [((2, 4, 3, 3), 4, 2)]
+    assert torch.allclose(got, F.silu(norm(x)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["float64", "not affine", "2-d input", "a subclass", "weights in another dtype",
+                                  "under torch.compile"])
+def test_the_original_group_norm_runs_where_the_declared_support_does_not_hold(group_norm_stand_in, monkeypatch, case):
+    norm, x = _norm_and_input()
+    if case == "float64":
+        norm, x = _norm_and_input(dtype=torch.float64)
+    elif case == "not affine":
+        norm, x = _norm_and_input(affine=False)
+    elif case == "2-d input":
+        x = x[:, :, 0, 0]
+    elif case == "a subclass":
+        norm.__class__ = type("MyGroupNorm", (nn.GroupNorm,), {})
+    elif case == "weights in another dtype":
+        x = x.bfloat16()
+    elif case == "under torch.compile":
+        monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    out = group_norm_silu(norm, x)
+    assert group_norm_stand_in == []
+    assert torch.equal(out, F.silu(norm(x)))

@@ -285,6 +285,37 @@ def test_swiglu_is_rewritten_by_the_torch_set_and_left_out_of_default_until_a_gp
         "runs on CUDA only; elsewhere it runs the original ops)"}
 
 
+@pytest.mark.parametrize(("rule_id", "kernel", "library"), [("rotary", "apply_rotary", "Liger-Kernel's RoPE"),
+                                                          ("groupnorm_silu", "group_norm_silu", "Liger-Kernel's group norm")])
+def test_the_payoff_kernels_are_in_the_torch_set_and_left_out_of_default_until_a_gpu_measures_them(rule_id, kernel, library):
+    fixture = FIXTURES[rule_id]
+    rules = load_rules([rule_id])
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
+    by_set = {k: patch_source(str(fixture), fixture.read_text(), matches, {r.id: r for r in rules}, k)
+              for k in ("torch", "default")}
+    assert len(by_set["torch"].applied) == len(matches) == 4
+    assert f"from adopter.kernels import {kernel}" in by_set["torch"].patched
+    assert by_set["default"].applied == [] and not by_set["default"].changed
+    assert {reason for _, reason in by_set["default"].refused} == {
+        f"left out of the default kernel set: not measured on a GPU yet (its {'fused' if rule_id == 'rotary' else 'library'} "
+        f"kernel, {library}, runs on CUDA only; elsewhere it runs the original ops)"}
+
+
+def test_fused_linear_cross_entropy_is_found_and_never_rewritten():
+    # transformers returns the logits: the rule lets them be read elsewhere (`reads: allowed`), detect-only
+    patch = patch_file(FIXTURES["fused_linear_cross_entropy"], ["fused_linear_cross_entropy"])
+    assert not patch.changed and patch.applied == []
+    assert [reason for _, reason in patch.refused] == ["the rule is detect-only"] * 4
+
+
+def test_rotary_leaves_rotate_half_alone_and_each_caller_gets_the_kernel():
+    # rotate_half is shared by every match (and by the matches the rule does not take): kept as written
+    patch = patch_file(FIXTURES["rotary"], ["rotary"])
+    assert patch.patched.count("def rotate_half(x):") == 1
+    assert "    return torch.cat((-x2, x1), dim=-1)\n" in patch.patched
+    assert patch.patched.count("apply_rotary(") == 4 and patch.refused == []
+
+
 def test_a_node_is_fused_by_one_match_the_one_that_fuses_more(tmp_path):
     # transformers 5.x's LlamaMLP: `bias=config.mlp_bias`, so bias_gelu finds `act(gate(x))` too,
     # inside swiglu's `act(gate(x)) * up(x)`; both rewritten, the outer call would drop the inner edit

@@ -87,6 +87,10 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
     ("rule: bad\ninit: torch.nn.SiLU|torch.nn.GELU() -> $a => torch.nn.ReLU() -> $a\nforward: $a($x) -> $y => _\n",
      2, 46, "$a is built by one of several types (`a|b`)"),
     ("rule: bad\nforward: torch.relu|torch.nope($x) -> $y => _\n", 2, 10, "torch.nope"),
+    ("rule: bad\nforward: torch.relu($x) -> $y; -$y[half:] -> $z => _\n", 2, 33, "a half of $y, which the pattern computes"),
+    ("rule: bad\nforward: torch.cat((($a, $b), $c)) -> $y => _\n", 2, 20, "a tuple `(...)` is an input of its own"),
+    ("rule: bad\nextern: k.K\nforward: torch.relu($x) -> $y => k.K($x[:half]) -> $y\n", 3, 38,
+     "halves (`$x[:half]`) and tuples (`($a, $b)`) are for a `forward:` source pattern only"),
 ])
 def test_malformed_rules_name_file_line_and_column(text, line, col, message):
     with pytest.raises(AdopterError) as caught:
@@ -171,3 +175,20 @@ def test_a_bar_in_an_init_source_gives_a_constructor_several_types():
     ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
     with pytest.raises(AdopterError, match="unknown name torch.nn.Silu"):
         parse_rule(text.replace("torch.nn.SiLU", "torch.nn.Silu"), "adopter/rules/x/gated.adopt")
+
+
+def test_halves_and_tuple_elements_compile_to_parts_of_inputs():
+    # rotary's pattern: `rotate_half(q)` is `torch.cat((-q2, q1), dim=-1)` of the halves of q
+    text = ("rule: rot\nforward: $q * $c -> $a; -$q[half:] -> $n; torch.cat(($n, $q[:half]), dim=-1) -> $r; "
+            "$a + $r -> $y => _\n")
+    rule = parse_rule(text, "adopter/rules/x/rot.adopt")
+    cat = rule.forward_source[2]
+    assert [(i.position, i.element, i.arg.var, i.arg.half) for i in cat.inputs] == [
+        (0, 0, "$n", None), (0, 1, "$q", 0), ("dim", None, None, None)]
+    assert rule.forward_source[1].inputs[0].arg.half == 1
+    program = compile_rule(rule)
+    assert "input_from(X3, e(0, 0), X2)" in program and "input_half(X3, e(0, 1), 0, V_q)" in program
+    assert "input_half(X2, 0, 1, V_q)" in program and "input_value(X1, Left1, V_q)" in program
+    assert "halves_asked." in program and 'elements_asked("torch.cat", 0).' in program
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
+    ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)

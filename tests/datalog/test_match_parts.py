@@ -1,0 +1,80 @@
+"""match/support.lp's parts of inputs: a tuple literal's elements as inputs e(P, J) where a rule
+asks (`elements_asked`), and halves of a value's last dimension (`input_half/4`, where a rule
+writes `$x[:half]`), through names, `chunk` unpacking and a module-level helper's parameters.
+A table of tiny programs: the body of `rotate(x)` -> the halves the negation and the
+concatenation read (node type, input, half), all of the value `forward` passes."""
+
+import pytest
+
+from conftest import facts_of
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+
+ASKED = 'halves_asked. pattern_type("-"). pattern_type("torch.cat"). elements_asked("torch.cat", 0).'
+
+
+def _source(body: str, call: str = "rotate(q)") -> str:
+    lines = "\n".join("        " + line for line in body.splitlines())
+    return f"""
+    import torch
+    from torch import nn
+    def rotate(x):
+{lines}
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+        def forward(self, h):
+            q = self.proj(h)
+            return {call}
+"""
+
+
+CASES = [
+    ("x1 = x[..., : x.shape[-1] // 2]\nx2 = x[..., x.shape[-1] // 2 :]\nreturn torch.cat((-x2, x1), dim=-1)",
+     {("-", "0", 1), ("torch.cat", "e(0,1)", 0)}),
+    ("x1, x2 = x.chunk(2, dim=-1)\nreturn torch.cat((-x2, x1), dim=-1)", {("-", "0", 1), ("torch.cat", "e(0,1)", 0)}),
+    ("x1, x2 = torch.chunk(x, 2, -1)\nreturn torch.cat([-x2, x1], dim=-1)", {("-", "0", 1), ("torch.cat", "e(0,1)", 0)}),
+    # written in place, no names
+    ("return torch.cat((-x[..., x.shape[-1] // 2 :], x[..., : x.shape[-1] // 2]), dim=-1)",
+     {("-", "0", 1), ("torch.cat", "e(0,1)", 0)}),
+    # not halves of the last dimension: every other entry, the first dimension, three chunks,
+    # chunks along dim 0, a size of another tensor, a step
+    ("x1 = x[..., ::2]\nx2 = x[..., 1::2]\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1 = x[: x.shape[0] // 2]\nx2 = x[x.shape[0] // 2 :]\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1, x2, x3 = x.chunk(3, dim=-1)\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1, x2 = x.chunk(2, dim=0)\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1 = x[..., : q.shape[-1] // 2]\nx2 = x[..., q.shape[-1] // 2 :]\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1 = x[..., : x.shape[-1] // 2 : 1]\nx2 = x[..., x.shape[-1] // 2 :]\nreturn torch.cat((-x2, x1), dim=-1)",
+     {("-", "0", 1)}),
+]
+
+
+def _halves(source: str):
+    model = solve(facts_of(source), extra_program=ASKED, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={"input_half", "node_type", "node_site", "input_value", "call"})
+    types = {x: t.string for x, t in model.get("node_type")}
+    return {(types[x], str(p), h.number, v) for x, p, h, v in model.get("input_half")}, model
+
+
+@pytest.mark.parametrize(("body", "expected"), CASES, ids=[str(i) for i in range(len(CASES))])
+def test_halves_of_the_last_dimension(body, expected):
+    halves, _model = _halves(_source(body))
+    assert {(t, p, h) for t, p, h, _ in halves} == expected
+    # every half is of q, the projection's output, which forward passes to rotate(x)
+    assert {str(v).split("(")[0] for *_, v in halves} <= {"node"} and len({v for *_, v in halves}) <= 1
+
+
+def test_a_half_is_of_the_callers_value_through_a_parameter_not_of_the_parameter():
+    # forward's own parameter (no node computes it): the value is the caller's definition of h
+    halves, _ = _halves(_source("x1, x2 = x.chunk(2, dim=-1)\nreturn torch.cat((-x2, x1), dim=-1)", call="rotate(h)"))
+    assert {str(v).startswith("def(r(") for *_, v in halves} == {True}
+
+
+def test_tuple_elements_are_inputs_only_where_a_rule_asks():
+    source = _source("return torch.cat((-x, x), dim=-1)")
+    asked = solve(facts_of(source), extra_program=ASKED, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep={"input_from"})
+    positions = {str(p) for _x, p, _y in asked.get("input_from")}
+    assert "e(0,0)" in positions
+    plain = solve(facts_of(source), extra_program='pattern_type("-"). pattern_type("torch.cat").',
+                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep={"input_from"})
+    assert not {str(p) for _x, p, _y in plain.get("input_from")} & {"e(0,0)", "e(0,1)"}
