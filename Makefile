@@ -158,7 +158,9 @@ BENCH_MODELS := bert,roberta,albert,distilbert,gpt2,gpt_neo,t5,groupvit,resnet
 BENCH_MODERN_SAMPLE := evaluation/bench/modern_models.tsv
 BENCH_PYTHON ?= $(VERIFY_VENV)/bin/python
 BENCH5_PYTHON ?= $(VERIFY5_VENV)/bin/python
-# e.g. make bench-gpu BENCH_ARGS='--repeats 3 --models bert,gpt2'
+# Each variant runs BENCH_REPEATS times in alternating order, in fresh interpreters; the medians are kept.
+BENCH_REPEATS ?= 3
+# e.g. make bench-gpu BENCH_ARGS='--models bert,gpt2' (BENCH_ARGS come last, so '--repeats 1' there wins)
 BENCH_ARGS ?=
 # (the `default` targets are their patches.tsv: a model the set leaves unchanged gets no copy)
 BENCH_PATCHED := build/patched-torch/all/modeling_bert.py build/patches-default/all/patches.tsv \
@@ -183,13 +185,13 @@ build/patches-bench-modern/default/all/patches.tsv: $(BENCH_MODERN_SAMPLE) moder
 		--patched build/patched-bench-modern/default --patches build/patches-bench-modern/default
 
 bench-models: setup verify-setup verify5-setup $(BENCH_PATCHED)
-	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu --modern-python $(BENCH5_PYTHON) $(BENCH_ARGS)
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu --modern-python $(BENCH5_PYTHON) --repeats $(BENCH_REPEATS) $(BENCH_ARGS)
 	$(BIN)/python -m evaluation.bench.plot_models build/bench/models_summary.tsv
 
 # On a machine without CUDA this says so and exits 0. On a CUDA machine, point BENCH_PYTHON and
 # BENCH5_PYTHON at environments with a CUDA torch (transformers 4.34.0 and 5.23.0 respectively).
 bench-gpu: setup verify-setup verify5-setup $(BENCH_PATCHED)
-	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda --modern-python $(BENCH5_PYTHON) $(BENCH_ARGS)
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda --modern-python $(BENCH5_PYTHON) --repeats $(BENCH_REPEATS) $(BENCH_ARGS)
 	@if [ -f build/bench/models_gpu_summary.tsv ]; then $(BIN)/python -m evaluation.bench.plot_models build/bench/models_gpu_summary.tsv; fi
 
 # The verification harness on every zoo model against itself (build/verify/instantiable.tsv):
