@@ -63,7 +63,7 @@ MODELS = ["bert", "roberta", "albert", "distilbert", "gpt2", "gpt_neo", "t5", "g
 MODERN_MODELS = ["llama", "qwen2", "mistral"]
 MODERN_CORPUS = "transformers-5.23.0"
 # CUDA sizes of the modern three (random init): Llama-3.2-1B's shape (hidden 2048, 16 layers, 32
-# query and 8 key/value heads, SwiGLU 8192) with a 32k vocabulary, about 1.0B parameters; Qwen2
+# query and 8 key/value heads, SwiGLU 8192) with a 32k vocabulary, 1.10B parameters (untied head); Qwen2
 # and Mistral take the same numbers, so the three differ only in their code (Qwen2's q/k/v bias,
 # Mistral's sliding window of 4096, which 512 tokens never reach).
 MODERN_BASE = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
