@@ -176,7 +176,7 @@ class Match:
     function: str
     init_lines: list[int]
     bindings: dict[str, str]
-    path: list[Literal]  # the guard literals of the matched path
+    path: list[Literal]  # the guard literals of the matched path (the nearest, when path_truncated)
     col: int = 0
     end_col: int = 0
     class_: str = ""
@@ -201,6 +201,9 @@ class Match:
     # (`self.processor(self, x)`): `self` there is that object, not the module, so the
     # rewriter's `self.<member>` would name the wrong object; not rewritten; not in the JSON output
     in_called_object: bool = False
+    # `path` holds only the literals of the scopes nearest the match's nodes (below many early
+    # exits a full path grows with the method's length); in the JSON output only when true
+    path_truncated: bool = False
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""
@@ -209,7 +212,8 @@ class Match:
                 "path": [lit.to_json() for lit in self.path],
                 "eager_when": [[lit.to_json() for lit in read] for read in self.eager_when],
                 "col": self.col, "end_col": self.end_col,
-                "nodes": [site.to_json() for site in self.nodes], "ctors": [site.to_json() for site in self.ctors]}
+                "nodes": [site.to_json() for site in self.nodes], "ctors": [site.to_json() for site in self.ctors],
+                **({"path_truncated": True} if self.path_truncated else {})}
 
     @property
     def where(self) -> str:

@@ -36,7 +36,7 @@ def table(matches: list[Match]) -> str:
         return "no matches\n"
     rows = [("LOCATION", "RULE", "CLASS.FUNCTION", "PATH")]
     for m in matches:
-        path = ", ".join(map(str, m.path))
+        path = ", ".join([*map(str, m.path), *(["..."] if m.path_truncated else [])])
         rows.append((f"{display_path(m.file)}:{m.line}", m.rule, m.where, path or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] + "\n" for r in rows)
@@ -67,7 +67,8 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
                 "artifactLocation": {"uri": file_uri(m.file)},
                 "region": {"startLine": m.line, "startColumn": m.col + 1, "endLine": m.end_line}}}],
             "properties": {"class": m.class_, "function": m.function, "init_lines": m.init_lines,
-                           "bindings": m.bindings, "path": [literal.to_json() for literal in m.path]},
+                           "bindings": m.bindings, "path": [literal.to_json() for literal in m.path],
+                           **({"path_truncated": True} if m.path_truncated else {})},
         })
     for m in near_misses:
         results.append({

@@ -19,7 +19,7 @@ from adopter.extract.python_facts import FileFacts
 from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule, oriented
 
-REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_out", "report_input",
+REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_path_cut", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
@@ -90,6 +90,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     lits: dict = {}
     for x, text, polarity in model.get("report_lit"):
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
+    cut = {x for (x,) in model.get("report_path_cut")}
     chosen = {c.number for (c,) in model.get("report_ctor_chosen")}
     returned = {c.number for (c,) in model.get("report_ctor_returned")}
     in_object = {(name.string, root, nodes, ctors) for name, root, nodes, ctors in model.get("report_in_called_object")}
@@ -122,7 +123,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
-        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses)
+        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut)
         if key[1].name == "u":  # a subclass's root, running its base's forward: the match is the subclass's
             match.class_ = pos.class_name[key[1].arguments[1].number]
             match.inherited = True
@@ -264,7 +265,7 @@ def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
     return seq_ctor.get(node, site[node])
 
 
-def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses) -> Match:
+def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut) -> Match:
     ctor_of = {p.output: c for p, c in zip(rule.init_source, ctors)}
     # a Sequential layer is anchored at its constructor: the one the match linked, if any
     anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
@@ -295,7 +296,7 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
                   for c, p, others in zip(ctors, rule.init_source, uses, strict=True)]
     return Match(rule=rule.id, file=path, line=line, end_line=end_line, function=function,
                  init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
-                 path=[Literal(text, holds) for text, holds in path_lits],
+                 path=[Literal(text, holds) for text, holds in path_lits], path_truncated=any(n in cut for n in nodes),
                  col=col, end_col=end_col, class_=cls, nodes=node_sites, ctors=ctor_sites)
 
 

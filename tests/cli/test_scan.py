@@ -52,6 +52,24 @@ class Caller(nn.Module):
     assert [row[1:] for row in rows] == [["softmax", "Attn.forward", "self.training"], ["softmax", "attend", "-"]]
 
 
+def test_a_path_below_many_early_exits_reports_the_nearest_literals_and_says_it_is_cut(tmp_path):
+    exits = "".join(f"        if self.exit_{k}:\n            return x\n" for k in range(40))
+    (tmp_path / "m.py").write_text(CODE.replace("        if self.training:", exits + "        if self.training:"))
+    result = run("scan", tmp_path, "--format", "jsonl", "--rules", "softmax")
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in result.stdout.splitlines()]
+    path = [(lit["condition"], lit["holds"]) for lit in record["path"]]
+    assert record["path_truncated"] is True and ("self.training", True) in path and len(path) == 16
+    # the nearest exits are reported, the first ones are not
+    assert ("self.exit_39", False) in path and ("self.exit_0", False) not in path
+    table = run("scan", tmp_path, "--rules", "softmax").stdout
+    assert table.splitlines()[1].endswith(", ...")
+    # a short path is whole and says nothing of a cut
+    (tmp_path / "m.py").write_text(CODE)
+    (short,) = [json.loads(line) for line in run("scan", tmp_path, "--format", "jsonl", "--rules", "softmax").stdout.splitlines()]
+    assert "path_truncated" not in short and short["path"] == [{"condition": "self.training", "holds": True}]
+
+
 def test_sarif_is_a_2_1_0_log(tmp_path):
     (tmp_path / "m.py").write_text(CODE)
     log = json.loads(run("scan", tmp_path / "m.py", "--format", "sarif", "-r", "softmax").stdout)

@@ -53,11 +53,34 @@ def test_no_relation_grows_faster_than_the_method():
 def test_the_checks_of_matches_below_many_exits_grow_with_the_method():
     # A candidate's guard literals were listed per candidate and per reader (lit/3,
     # reader_lit/4): a match below k exits carried k of them (4x for 2x the length). The
-    # guard paths a scan reports (report_lit, and the asked scopes' chains it is read from,
-    # scope_anc and scope_lit) are that long by definition: they are output, not checks.
+    # asked scopes' chains (scope_anc and scope_lit) still are that long.
     short, long_ = _atoms(40, _normed_forward), _atoms(80, _normed_forward)
     assert long_["match_node"] == 2 * short["match_node"] > 0
     assert long_["match_eager"] == 2 * short["match_eager"] > 0
     checks = ("lit", "reader_lit", "mscope", "reader_only", "scope_above", "equal_pair")
     growth = {name: long_.get(name, 0) / short[name] for name in checks if short.get(name)}
     assert growth and max(growth.values()) < 2.1, growth
+    # a reported path holds the literals of the scopes nearest each node, at most 16 here
+    # (one literal a scope): it was every exit above the node, 15,800 rows at 80 blocks (5,720 now)
+    assert 0 < long_["report_lit"] <= 16 * long_["report_site"], (long_["report_lit"], long_["report_site"])
+    assert long_["report_path_cut"] > short["report_path_cut"] > 0
+
+
+def _nested_forward(blocks: int) -> str:
+    """A forward that defines a function in each of `blocks` steps (as `create_custom_forward`
+    in a checkpointed layer loop), each reading two names of the forward."""
+    lines = ["import torch", "class M:", "    def forward(self, x, scale=None):", "        h = torch.relu(x)"]
+    for k in range(blocks):
+        lines += [f"        def step_{k}(y):", "            return y * h + scale", f"        t{k} = step_{k}(x)",
+                  f"        x = t{k}"]
+    lines.append("        return x")
+    return "\n".join(lines) + "\n"
+
+
+def test_names_a_nested_function_reads_are_resolved_per_name_read():
+    # binds_outer/3 was derived for every nested function and every name of the function
+    # around it (4x for 2x the length); it is asked only for the names a nested function
+    # reads and does not bind
+    short, long_ = _atoms(50, _nested_forward), _atoms(100, _nested_forward)
+    growth = {name: long_[name] / short[name] for name in ("binds_outer", "free_read", "outer_asked")}
+    assert short["free_read"] == 2 * 50 and max(growth.values()) < 2.1, growth
