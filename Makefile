@@ -149,24 +149,49 @@ verify-torch: verify-setup
 	@test -f build/patches-torch/all/patches.tsv || $(MAKE) patch-torch
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.patches --patched build/patched-torch --patches build/patches-torch --out build/verify-torch
 
-# What the `torch` kernel set buys on the paper's nine models: training throughput, peak
-# memory and inference latency per variant (vanilla, each rule, all rules, torch.compile),
-# small sizes on CPU (build/bench/models.tsv) or base sizes on CUDA (models_gpu.tsv).
+# What the `torch` kernel set buys on the paper's nine models and three modern ones (Llama, Qwen2,
+# Mistral from transformers 5.23.0): training throughput, peak memory and inference latency per
+# variant (vanilla, each rule, all rules, the `default` set, torch.compile of vanilla and of
+# default), small sizes on CPU (build/bench/models.tsv) or base sizes on CUDA (models_gpu.tsv).
+# The nine run in BENCH_PYTHON (transformers 4.34.0), the three in BENCH5_PYTHON (5.23.0).
 BENCH_MODELS := bert,roberta,albert,distilbert,gpt2,gpt_neo,t5,groupvit,resnet
+BENCH_MODERN_SAMPLE := evaluation/bench/modern_models.tsv
 BENCH_PYTHON ?= $(VERIFY_VENV)/bin/python
-# e.g. make bench-gpu BENCH_ARGS='--repeats 3 --models bert,gpt2'
+BENCH5_PYTHON ?= $(VERIFY5_VENV)/bin/python
+# Each variant runs BENCH_REPEATS times in alternating order, in fresh interpreters; the medians are kept.
+BENCH_REPEATS ?= 3
+# e.g. make bench-gpu BENCH_ARGS='--models bert,gpt2' (BENCH_ARGS come last, so '--repeats 1' there wins)
 BENCH_ARGS ?=
+# (the `default` targets are their patches.tsv: a model the set leaves unchanged gets no copy)
+BENCH_PATCHED := build/patched-torch/all/modeling_bert.py build/patches-default/all/patches.tsv \
+	build/patched-bench-modern/torch/all/transformers/models/llama/modeling_llama.py \
+	build/patches-bench-modern/default/all/patches.tsv
 
 build/patched-torch/all/modeling_bert.py:
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch --models $(BENCH_MODELS)
 
-bench-models: setup verify-setup build/patched-torch/all/modeling_bert.py
-	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu $(BENCH_ARGS)
+# The `default` set (what `adopter apply` emits) leaves most of the nine unchanged: no copy for those.
+build/patches-default/all/patches.tsv:
+	$(BIN)/python -m evaluation.patch_zoo --kernels default --models $(BENCH_MODELS)
+
+build/patched-bench-modern/torch/all/transformers/models/llama/modeling_llama.py: $(BENCH_MODERN_SAMPLE) modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
+	$(BIN)/python -m evaluation.patch_zoo --kernels torch --modern $(MODERN_CORPUS) --sample $(BENCH_MODERN_SAMPLE) \
+		--patched build/patched-bench-modern/torch --patches build/patches-bench-modern/torch
+
+# The `default` set leaves the three unchanged today (every rule that matches them is left out),
+# so this writes no copy, only its patches.tsv (the refusals and their reasons).
+build/patches-bench-modern/default/all/patches.tsv: $(BENCH_MODERN_SAMPLE) modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
+	$(BIN)/python -m evaluation.patch_zoo --kernels default --modern $(MODERN_CORPUS) --sample $(BENCH_MODERN_SAMPLE) \
+		--patched build/patched-bench-modern/default --patches build/patches-bench-modern/default
+
+bench-models: setup verify-setup verify5-setup $(BENCH_PATCHED)
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cpu --modern-python $(BENCH5_PYTHON) --repeats $(BENCH_REPEATS) $(BENCH_ARGS)
 	$(BIN)/python -m evaluation.bench.plot_models build/bench/models_summary.tsv
 
-# On a machine without CUDA this says so and exits 0.
-bench-gpu: setup verify-setup build/patched-torch/all/modeling_bert.py
-	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda $(BENCH_ARGS)
+# On a machine without CUDA this says so and exits 0. On a CUDA machine, point BENCH_PYTHON and
+# BENCH5_PYTHON at environments with a CUDA torch (transformers 4.34.0 and 5.23.0 respectively).
+bench-gpu: setup verify-setup verify5-setup $(BENCH_PATCHED)
+	$(BENCH_PYTHON) -m evaluation.bench.models --device cuda --modern-python $(BENCH5_PYTHON) --repeats $(BENCH_REPEATS) $(BENCH_ARGS)
 	@if [ -f build/bench/models_gpu_summary.tsv ]; then $(BIN)/python -m evaluation.bench.plot_models build/bench/models_gpu_summary.tsv; fi
 
 # The verification harness on every zoo model against itself (build/verify/instantiable.tsv):
