@@ -90,10 +90,24 @@ class _Editor(cst.CSTTransformer):
         self.pending = dict(edits.edits)
         self.carry: list[cst.EmptyLine] = []  # blank lines and comments above a removed statement
         self.heir: int | None = None  # the statement after it, which inherits them
+        # A block's first statement (after its docstring) that is removed leaves the next one
+        # first: that one's blank lines separated it from removed code, and a block does not
+        # open with a blank line. `leads` marks such a removal, `lead_block` its block.
+        self.firsts: set[int] = set()
+        self.blocks: list[int] = []
+        self.leads, self.lead_block = False, None
 
     def on_visit(self, node) -> bool:
-        if self.carry and self.heir is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if (self.carry or self.leads) and self.heir is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.heir = id(node)
+            if self.leads and (not self.blocks or self.blocks[-1] != self.lead_block):
+                self.leads = False  # the removed statement was its block's last: nothing inherits first place
+        if isinstance(node, cst.IndentedBlock):
+            self.blocks.append(id(node))
+            body = node.body
+            start = 1 if body and _is_docstring(body[0]) else 0
+            if len(body) > start:
+                self.firsts.add(id(body[start]))
         if not super().on_visit(node):
             return False
         # descend only where an edit is left: the rest of the tree is kept as it is, and
@@ -102,14 +116,22 @@ class _Editor(cst.CSTTransformer):
         return position is None or any(_within(key, position) for key in self.pending)
 
     def on_leave(self, original_node, updated_node):
+        lead = False
         if self.heir == id(original_node) and isinstance(updated_node, cst.CSTNode):
             blank_only = all(line.comment is None for line in self.carry)
             if not (blank_only and updated_node.leading_lines):  # no doubled blank lines
                 updated_node = updated_node.with_changes(leading_lines=[*self.carry, *updated_node.leading_lines])
-            self.carry, self.heir = [], None
-        return self._edit(original_node, updated_node)
+            if self.leads:  # the blank lines above its first comment (or all, without one) go
+                lines = list(updated_node.leading_lines)
+                while lines and lines[0].comment is None:
+                    lines.pop(0)
+                updated_node, lead = updated_node.with_changes(leading_lines=lines), True
+            self.carry, self.heir, self.leads = [], None, False
+        if isinstance(original_node, cst.IndentedBlock) and self.blocks:
+            self.blocks.pop()
+        return self._edit(original_node, updated_node, lead)
 
-    def _edit(self, original_node, updated_node):
+    def _edit(self, original_node, updated_node, lead: bool = False):
         position = self.get_metadata(PositionProvider, original_node, None)
         if position is None:
             return updated_node
@@ -125,9 +147,17 @@ class _Editor(cst.CSTTransformer):
         statements = edit.before + ([] if edit.remove else [updated_node]) + edit.after
         if edit.remove and not statements and updated_node.leading_lines:
             self.carry, self.heir = list(updated_node.leading_lines), None
+        if edit.remove and not statements and (lead or id(original_node) in self.firsts):
+            self.leads, self.heir, self.lead_block = True, None, self.blocks[-1] if self.blocks else None
         if not statements:
             return cst.RemovalSentinel.REMOVE
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+
+def _is_docstring(statement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _within(key: NodeKey, position) -> bool:

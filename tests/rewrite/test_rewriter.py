@@ -86,6 +86,58 @@ def test_softmax_dtype_becomes_a_cast_of_the_input(tmp_path):
     assert "from xformers.triton.softmax import softmax as xformers_softmax" in patched
 
 
+GATED = """import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate, self.up, self.act = nn.Linear(4, 8), nn.Linear(4, 8), nn.SiLU()
+
+    def forward(self, x):
+        \"\"\"A gated MLP.\"\"\"
+        g = self.act(self.gate(x))
+        u = self.up(x)
+
+        h = g * u
+        return h
+
+
+
+class Kept(MLP):
+    def forward(self, x):
+        y = x + 1
+        g = self.act(self.gate(y))
+        u = self.up(y)
+
+        h = g * u
+        return h
+
+
+class Commented(MLP):
+    def forward(self, x):
+        # a comment over the block's first statement, parted from it by a blank line
+
+        g = self.act(self.gate(x))
+        u = self.up(x)
+        h = g * u
+        return h
+"""
+
+
+def test_a_statement_left_first_in_its_block_by_a_rewrite_does_not_open_it_with_a_blank_line(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(GATED)
+    patched = patch_file(source, ["swiglu"]).patched
+    # the first two statements of forward went: the rewritten product is first after the docstring
+    assert '"""A gated MLP."""\n        h = gated_act(self.gate, self.up, self.act, x)\n' in patched
+    # a kept statement before them: the blank line still parts it from the product
+    assert "        y = x + 1\n\n        h = gated_act(self.gate, self.up, self.act, y)\n" in patched
+    # a comment the removed statement carried stays, with the blank line below it
+    assert "blank line\n\n        h = gated_act(self.gate, self.up, self.act, x)\n" in patched
+
+
 def test_inputs_passed_by_keyword_are_matched_and_rewritten(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n"
