@@ -92,28 +92,24 @@ class _Editor(cst.CSTTransformer):
         self.heir: int | None = None  # the statement after it, which inherits them
         # A block's first statement (after its docstring) that is removed leaves the next one
         # first: that one's blank lines separated it from removed code, and a block does not
-        # open with a blank line. `leads` marks such a removal, `lead_block` its block.
+        # open with a blank line. `leads` marks such a removal until a sibling inherits it.
         self.firsts: set[int] = set()
-        self.blocks: list[int] = []
-        self.leads, self.lead_block = False, None
+        self.leads = False
 
     def on_visit(self, node) -> bool:
         if (self.carry or self.leads) and self.heir is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.heir = id(node)
-            if self.leads and (not self.blocks or self.blocks[-1] != self.lead_block):
-                self.leads = False  # the removed statement was its block's last: nothing inherits first place
-        if isinstance(node, cst.IndentedBlock):
-            self.blocks.append(id(node))
-            body = node.body
-            start = 1 if body and _is_docstring(body[0]) else 0
-            if len(body) > start:
-                self.firsts.add(id(body[start]))
         if not super().on_visit(node):
             return False
         # descend only where an edit is left: the rest of the tree is kept as it is, and
         # visiting it would be most of a file's rewrite
         position = self.get_metadata(PositionProvider, node, None)
-        return position is None or any(_within(key, position) for key in self.pending)
+        descend = position is None or any(_within(key, position) for key in self.pending)
+        if descend and isinstance(node, cst.IndentedBlock):
+            start = 1 if node.body and _is_docstring(node.body[0]) else 0
+            if len(node.body) > start:
+                self.firsts.add(id(node.body[start]))
+        return descend
 
     def on_leave(self, original_node, updated_node):
         lead = False
@@ -127,8 +123,8 @@ class _Editor(cst.CSTTransformer):
                     lines.pop(0)
                 updated_node, lead = updated_node.with_changes(leading_lines=lines), True
             self.carry, self.heir, self.leads = [], None, False
-        if isinstance(original_node, cst.IndentedBlock) and self.blocks:
-            self.blocks.pop()
+        if isinstance(original_node, cst.IndentedBlock) and self.heir is None:
+            self.leads = False  # its last statements went: no sibling inherits first place
         return self._edit(original_node, updated_node, lead)
 
     def _edit(self, original_node, updated_node, lead: bool = False):
@@ -148,7 +144,7 @@ class _Editor(cst.CSTTransformer):
         if edit.remove and not statements and updated_node.leading_lines:
             self.carry, self.heir = list(updated_node.leading_lines), None
         if edit.remove and not statements and (lead or id(original_node) in self.firsts):
-            self.leads, self.heir, self.lead_block = True, None, self.blocks[-1] if self.blocks else None
+            self.leads, self.heir = True, None
         if not statements:
             return cst.RemovalSentinel.REMOVE
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
