@@ -65,6 +65,11 @@ def _inputs(position: int | str, tree, negated: bool = False) -> list[Input]:
     return [_input(position, tree, negated)]
 
 
+# Each setting's two values (the default first: adopter/rules/model.py), checked in this order
+_SETTING_VALUES = {"guards": ("feasible", "equal"), "scope": ("methods", "functions"), "fallback": ("none", "eager"),
+                   "metadata": ("breaks", "allowed"), "reads": ("breaks", "allowed"), "anchor": ("forward", "init")}
+
+
 class _Misplaced(Exception):
     """A construct the grammar accepts where the DSL does not (becomes a file:line:col error)."""
 
@@ -162,18 +167,10 @@ def _check(rule: Rule) -> None:
                                  "everywhere, and its file is `<id>.adopt`)")
     if rule.id != Path(path).stem:
         raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
-    if rule.guards not in ("feasible", "equal"):
-        raise _error(path, None, None, f"guards must be `feasible` or `equal`, not {rule.guards!r}")
-    if rule.scope not in ("methods", "functions"):
-        raise _error(path, None, None, f"scope must be `methods` or `functions`, not {rule.scope!r}")
-    if rule.fallback not in ("none", "eager"):
-        raise _error(path, None, None, f"fallback must be `none` or `eager`, not {rule.fallback!r}")
-    if rule.metadata not in ("breaks", "allowed"):
-        raise _error(path, None, None, f"metadata must be `breaks` or `allowed`, not {rule.metadata!r}")
-    if rule.reads not in ("breaks", "allowed"):
-        raise _error(path, None, None, f"reads must be `breaks` or `allowed`, not {rule.reads!r}")
-    if rule.anchor not in ("forward", "init"):
-        raise _error(path, None, None, f"anchor must be `forward` or `init`, not {rule.anchor!r}")
+    for setting, (first, second) in _SETTING_VALUES.items():
+        value = getattr(rule, setting)
+        if value not in (first, second):
+            raise _error(path, None, None, f"{setting} must be `{first}` or `{second}`, not {value!r}")
     if not rule.forward_source:
         raise _error(path, None, None, "a rule needs a non-empty `forward:` source pattern")
     if rule.anchor == "init" and not rule.init_source:
