@@ -90,7 +90,7 @@ def _one_fusion_per_node(planned: list[tuple[Match, Plan]], result: FilePatch) -
         match = planned[i][0]
         inlined = match.layout.inlined if match.layout is not None else []
         # (the nodes of a function a call in the match runs, `rotate_half`, are left as they are)
-        spans = [tuple(site.span) for i, site in enumerate(match.nodes) if i not in inlined]
+        spans = [tuple(site.span) for k, site in enumerate(match.nodes) if k not in inlined]
         taken = next((owner[span] for span in spans if span in owner), None)
         if taken is not None:
             dropped.add(i)
