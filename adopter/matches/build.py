@@ -311,6 +311,8 @@ def _object_text(obj: clingo.Symbol | None) -> str:
         return "?"
     if obj.name == "attr":
         return f"self.{obj.arguments[1].string}"
+    if obj.name == "seq" and obj.arguments[0].name == "chunk":  # a layer of a list-built Sequential: place unknown
+        return f"{_object_text(obj.arguments[0].arguments[0])}[i+{obj.arguments[1].number}]"
     if obj.name == "seq":
         return f"{_object_text(obj.arguments[0])}[{obj.arguments[1].number}]"
     if obj.name == "elem":

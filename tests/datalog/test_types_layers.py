@@ -1,6 +1,6 @@
 """adopter/datalog/types/layers.lp: what `self.x` is, through branches, aliases, inheritance, containers."""
 
-from conftest import structures_of
+from conftest import relation, structures_of
 
 
 def test_init_branches_give_every_possible_type():
@@ -289,6 +289,61 @@ def test_local_lists_filled_by_append_or_extend_give_container_elements():
     """
     assert structures_of(code, "M") == [
         "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Linear(x) -> t2"]
+
+
+def test_a_sequential_of_a_list_filled_in_a_loop_runs_each_call_s_items_in_a_row():
+    """`nn.Sequential(*layers)` of a list filled by `append`/`extend` in a loop: where a call's
+    items land among the others is not known, but they land together, so an `extend([a, b])`
+    makes a and b neighbours, and an appended Sequential runs its own layers in order."""
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, n):
+            convs = []
+            for i in range(n):
+                convs.append(nn.Sequential(nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4)))
+            self.down = nn.Sequential(*convs)
+            mods = []
+            for i in range(n):
+                mods.extend([nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4), nn.ReLU()])
+            self.level = nn.Sequential(*mods)
+        def forward(self, x):
+            return self.level(self.down(x))
+    """
+    types = dict(relation(code, "value_type"))
+    chunks: dict[str, list] = {}
+    for _seq, call, index, item in relation(code, "list_chunk"):
+        chunks.setdefault(call, []).append((int(index), types[item]))
+    assert sorted(sorted(items) for items in chunks.values()) == [
+        [(0, "torch.nn.Conv2d"), (1, "torch.nn.BatchNorm2d"), (2, "torch.nn.ReLU")], [(0, "torch.nn.Sequential")]]
+    inputs = relation(code, "node_input_node")
+    layers = {x: t for x, t in relation(code, "node_type") if x.startswith("c(")}
+    # each chunk's layers follow one another; the first of a chunk has no known input
+    assert sorted(layers.values()) == ["torch.nn.BatchNorm2d", "torch.nn.BatchNorm2d", "torch.nn.Conv2d",
+                                       "torch.nn.Conv2d", "torch.nn.ReLU"]
+    follows = {(layers[x], layers[y]) for x, _pos, y in inputs if x in layers}
+    assert follows == {("torch.nn.BatchNorm2d", "torch.nn.Conv2d"), ("torch.nn.ReLU", "torch.nn.BatchNorm2d")}
+    assert not any(x in layers for x, _pos, _ctx, _expr in relation(code, "node_input"))
+
+
+def test_a_list_read_otherwise_than_filled_has_no_chunks():
+    """`insert`, an item assignment or any other read of the list may put a layer between two
+    of a call's items: its Sequential's layers are then not claimed at all."""
+    for extra in ("layers.insert(1, nn.ReLU())", "layers[0] = nn.Identity()", "more = layers",
+                  "self.count = len(layers)"):
+        code = f"""
+        from torch import nn
+        class M(nn.Module):
+            def __init__(self, n):
+                layers = []
+                for i in range(n):
+                    layers.extend([nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4)])
+                {extra}
+                self.level = nn.Sequential(*layers)
+            def forward(self, x):
+                return self.level(x)
+        """
+        assert relation(code, "list_chunk") == set(), extra
 
 
 def test_loops_over_zip_and_enumerate_of_zip_type_each_name_by_its_iterable():

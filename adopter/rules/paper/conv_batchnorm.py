@@ -50,6 +50,29 @@ class InSequential(nn.Module):
         return self.stem(x)
 
 
+class InListBuiltSequential(nn.Module):
+    def __init__(self, n):
+        downs = []
+        for i in range(n):
+            # match: conv_batchnorm
+            downs.append(nn.Sequential(nn.Conv2d(1, 1, 3), nn.BatchNorm2d(1)))
+        self.down = nn.Sequential(*downs)
+        layers = []
+        for i in range(n):
+            # match: conv_batchnorm
+            layers.extend([nn.Conv2d(1, 1, 3), nn.BatchNorm2d(1), nn.ReLU()])
+        self.level = nn.Sequential(*layers)
+        reordered = []
+        for i in range(n):
+            # no-match: conv_batchnorm
+            reordered.extend([nn.Conv2d(1, 1, 3), nn.BatchNorm2d(1)])
+        reordered.insert(1, nn.ReLU())
+        self.reordered = nn.Sequential(*reordered)
+
+    def forward(self, x):
+        return self.reordered(self.level(self.down(x)))
+
+
 class ActivationBetween(nn.Module):
     def __init__(self):
         self.conv = nn.Conv2d(1, 1, 1)
