@@ -129,15 +129,19 @@ patch-torch: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch
 
 MODERN_CORPUS := transformers-5.23.0
+MODERN_DIFFUSERS := diffusers-0.42.1
 
 modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py:
 	$(MAKE) zoo-modern
 
 # The modern sample's transformers 5.23.0 files patched once per rule and once with all rules,
 # `torch` kernels: build/patched-modern/<set>/transformers/models/<package>/modeling_<m>.py (the
-# wheel's layout), build/patches-modern/<set>/ (diffs, patches.tsv).
+# wheel's layout), build/patches-modern/<set>/ (diffs, patches.tsv); its diffusers 0.42.1 files
+# likewise under build/patched-modern-diffusers/ and build/patches-modern-diffusers/.
 patch-modern: setup modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
 	$(BIN)/python -m evaluation.patch_zoo --kernels torch --modern $(MODERN_CORPUS)
+	$(BIN)/python -m evaluation.patch_zoo --kernels torch --modern $(MODERN_DIFFUSERS) \
+		--patched build/patched-modern-diffusers --patches build/patches-modern-diffusers
 
 # Every patched file run against its original (tiny random models, same weights, eval mode):
 # build/verify/summary.tsv, per rule: patches verified failed not_instantiable not_exercised.
@@ -200,10 +204,13 @@ verify-harness: verify-setup $(ZOO)/modeling_bert.py
 	$(VERIFY_VENV)/bin/python -m evaluation.verify.harness
 
 # Every patch of the modern sample (make patch-modern) run against its original in .venv-verify5
-# (transformers 5.23.0), outputs and gradients: build/verify-modern/summary.tsv, as for the zoo.
+# (transformers 5.23.0), outputs and gradients: build/verify-modern/summary.tsv, as for the zoo;
+# its diffusers files' patches (diffusers 0.42.1, tiny models named in the verifier):
+# build/verify-modern/diffusers_summary.tsv.
 verify-modern: verify5-setup
-	@test -f build/patches-modern/all/patches.tsv || $(MAKE) patch-modern
+	@test -f build/patches-modern-diffusers/all/patches.tsv || $(MAKE) patch-modern
 	$(VERIFY5_VENV)/bin/python -m evaluation.verify.patches --modern $(MODERN_CORPUS)
+	$(VERIFY5_VENV)/bin/python -m evaluation.verify.diffusers_sample
 
 # The torch names rules may use, with their kinds (adopter/rules/catalogue/torch.tsv, committed), from the pinned torch.
 catalogue: verify-setup
@@ -212,7 +219,7 @@ catalogue: verify-setup
 # ... and, in .venv-verify5, the harness on today's code (the modern sample, transformers 5.23.0).
 test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
 	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/kernels/test_kernels_library.py tests/kernels/test_kernels_compile.py tests/rules/test_torch_catalogue.py
-	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py
+	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py tests/evaluation/test_verify_diffusers.py
 
 test: setup
 	$(BIN)/python -m pytest -q

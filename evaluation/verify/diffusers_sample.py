@@ -1,0 +1,209 @@
+"""`make verify-modern`, its diffusers half: every patch of the modern sample's diffusers 0.42.1
+files (`make patch-modern` writes them to build/patched-modern-diffusers/) run against its
+original, in .venv-verify5 (which installs diffusers 0.42.1 for this).
+
+diffusers builds a model from keyword arguments rather than a config class, so the tiny
+models cannot be derived as harness.py derives transformers' ones: each sample file that
+gets a patch names here the model classes that run its patched code, with tiny arguments and
+inputs (RUNS). A file with a patch and no entry is `not_instantiable`, saying so.
+
+For each run, the original and the patched file are loaded as two modules of their diffusers
+package (relative imports resolve in the installed package), the original model is built
+from a seed, its parameters perturbed (`_perturb`) and its state_dict loaded strictly into the
+patched one; both run in eval mode
+(outputs compared) and in training mode (outputs and every parameter's gradient of a fixed
+random projection compared), as harness.py does. A patch is `verified` when every run agrees
+and every line it added ran, `not_exercised` when they agree but a line never ran, `failed`
+otherwise. Writes build/verify-modern/diffusers-<set>.tsv per set and
+build/verify-modern/diffusers_summary.tsv (harness.py's summary columns), and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from adopter.support.atomic import atomic_write_text
+from evaluation.verify import coverage, harness
+from evaluation.verify.loader import _exec_file_as
+from evaluation.verify.patches import SUMMARY_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = "diffusers-0.42.1"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A model class of the file, its tiny arguments, and its inputs (a function of a seeded generator)."""
+
+    cls: str
+    kwargs: dict
+    inputs: Callable[[Any], dict]
+
+
+def _motion_inputs(gen) -> dict:
+    import torch
+
+    # (batch, channels, frames, height, width); the text states come one per frame
+    return {"sample": torch.randn(1, 4, 4, 16, 16, generator=gen), "timestep": torch.tensor([10]),
+            "encoder_hidden_states": torch.randn(4, 4, 16, generator=gen)}
+
+
+def _prx_inputs(gen) -> dict:
+    import torch
+
+    return {"hidden_states": torch.randn(1, 4, 8, 8, generator=gen), "timestep": torch.tensor([0.5]),
+            "encoder_hidden_states": torch.randn(1, 3, 8, generator=gen)}
+
+
+RUNS: dict[str, list[Run]] = {
+    # the patch (groupnorm_silu) is the tail of UNetMotionModel.forward: conv_norm_out, then conv_act
+    "diffusers/models/unets/unet_motion_model.py": [Run(
+        "UNetMotionModel",
+        dict(block_out_channels=(16, 32), norm_num_groups=16, down_block_types=("CrossAttnDownBlockMotion", "DownBlockMotion"),
+             up_block_types=("UpBlockMotion", "CrossAttnUpBlockMotion"), cross_attention_dim=16, num_attention_heads=2,
+             in_channels=4, out_channels=4, layers_per_block=1, sample_size=16),
+        _motion_inputs)],
+    # the patch (swiglu) is PRXBlock's gated MLP, run by every block of the model
+    "diffusers/models/transformers/transformer_prx.py": [Run(
+        "PRXTransformer2DModel",
+        dict(in_channels=4, patch_size=2, context_in_dim=8, hidden_size=32, mlp_ratio=2.0, num_heads=2, depth=1,
+             axes_dim=[8, 8]),
+        _prx_inputs)],
+}
+
+
+def _load(path_in_corpus: str, file: Path, alias: str):
+    """`file` executed as a module of the diffusers package that holds `path_in_corpus`."""
+    parts = Path(path_in_corpus).with_suffix("").parts
+    package = ".".join(parts[:-1])
+    importlib.import_module(package)
+    return _exec_file_as(f"{package}.{parts[-1]}_{alias}", file)
+
+
+def _perturb(net, seed: int) -> None:
+    """Every parameter moved off its initial value: diffusers zero-initialises layers (adaLN
+    modulation, output projections) whose branches would otherwise add nothing to the output,
+    so a wrong patch there could pass the output comparison."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for param in net.parameters():
+            if param.is_floating_point():
+                param.add_(torch.randn(param.shape, generator=gen, dtype=param.dtype) * 0.1)
+
+
+def _no_dropout(net) -> None:
+    """Training mode without randomness: the two models would draw different masks."""
+    import torch
+
+    for module in net.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+
+
+def verify_file(path_in_corpus: str, original: Path, patched: Path, seed: int = harness.DEFAULT_SEED) -> tuple[str, str]:
+    """(status, reason) of the patched copy of one sample file against its original."""
+    import torch
+
+    runs = RUNS.get(path_in_corpus)
+    if not runs:
+        return "not_instantiable", "no tiny model is declared for this file (evaluation/verify/diffusers_sample.py RUNS)"
+    lines = {added.line for added in coverage.added_lines(original.read_text(), patched.read_text())}
+    try:
+        module_a = _load(path_in_corpus, original, "original")
+        module_b = _load(path_in_corpus, patched.resolve(), "patched")
+    except Exception as exc:  # noqa: BLE001 - a copy that does not import is that patch's failure
+        return "failed", f"import: {harness._reason(exc)}"
+    hit: set[int] = set()
+    for run in runs:
+        torch.manual_seed(seed)
+        net_a = getattr(module_a, run.cls)(**run.kwargs)
+        _perturb(net_a, seed)
+        torch.manual_seed(seed)
+        net_b = getattr(module_b, run.cls)(**run.kwargs)
+        try:
+            net_b.load_state_dict(net_a.state_dict(), strict=True)
+        except RuntimeError as exc:
+            return "failed", f"{run.cls}: state_dict: {harness._reason(exc)}"
+        for net in (net_a, net_b):
+            _no_dropout(net)
+        for mode in ("eval", "train"):
+            inputs = run.inputs(torch.Generator().manual_seed(seed))
+            for net in (net_a, net_b):
+                net.train(mode == "train")
+                net.zero_grad(set_to_none=True)
+            step = harness._run if mode == "eval" else harness._backward
+            try:
+                out_a = step(net_a, inputs, seed)
+                with harness._LineWatch(patched.resolve(), lines) as watch:
+                    out_b = step(net_b, inputs, seed)
+            except Exception as exc:  # noqa: BLE001 - reported as the run's failure
+                return "failed", f"{run.cls} {mode}: {harness._reason(exc)}"
+            hit |= watch.hit
+            same, first, _, _ = harness.compare_outputs(out_a, out_b)
+            if not same:
+                return "failed", f"{run.cls} {mode}: {first}"
+            if mode == "train":
+                mapped = getattr(module_b, run.cls)(**run.kwargs)
+                same, first, _ = harness.compare_gradients(net_a, net_b, mapped)
+                if not same:
+                    return "failed", f"{run.cls} gradients: {first}"
+    if lines - hit:
+        return "not_exercised", f"lines {sorted(lines - hit)} never ran in {', '.join(r.cls for r in runs)}"
+    return "verified", ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", type=Path, default=ROOT / "modern_models")
+    parser.add_argument("--patched", type=Path, default=ROOT / "build" / "patched-modern-diffusers")
+    parser.add_argument("--patches", type=Path, default=ROOT / "build" / "patches-modern-diffusers")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "verify-modern")
+    args = parser.parse_args(argv)
+    harness._quiet()
+    tables = sorted(args.patches.glob("*/patches.tsv"))
+    if not tables:
+        print(f"no patches under {args.patches} (run `make patch-modern` first)", file=sys.stderr)
+        return 2
+    summary, checked = [], {}
+    for table in tables:
+        name = table.parent.name
+        with table.open() as handle:
+            applied = [row for row in csv.DictReader(handle, delimiter="\t") if row["status"] == "applied"]
+        rows = []
+        for row in applied:
+            key = (name, row["file"])
+            if key not in checked:
+                checked[key] = verify_file(row["file"], args.corpora / CORPUS / row["file"], args.patched / name / row["file"])
+            status, reason = checked[key]
+            rows.append({**row, "status": status, "reason": reason})
+            print(f"{name:20s} {row['file']}:{row['line']} {status} {reason}", flush=True)
+        atomic_write_text(args.out / f"diffusers-{name}.tsv", _tsv(rows, ["file", "class", "line", "rule", "status", "reason"]))
+        if rows:
+            statuses = [r["status"] for r in rows]
+            summary.append({"rule": name if name != "all" else "all_rules", "patches": len(rows),
+                            **{c: statuses.count(c) for c in SUMMARY_COLUMNS[2:]}})
+    atomic_write_text(args.out / "diffusers_summary.tsv", _tsv(summary, SUMMARY_COLUMNS))
+    for row in [dict(zip(SUMMARY_COLUMNS, SUMMARY_COLUMNS)), *summary]:
+        print("  ".join(f"{row[c]!s:>16}" for c in SUMMARY_COLUMNS))
+    return 1 if any(r["failed"] for r in summary) else 0
+
+
+def _tsv(rows: list[dict], columns: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, delimiter="\t", lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
