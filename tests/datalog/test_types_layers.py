@@ -326,16 +326,36 @@ def test_a_sequential_of_a_list_filled_in_a_loop_runs_each_call_s_items_in_a_row
     assert not any(x in layers for x, _pos, _ctx, _expr in relation(code, "node_input"))
 
 
+def test_the_items_a_list_starts_with_are_a_chunk_of_its_sequential():
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, n):
+            layers = [nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4)]
+            for i in range(n):
+                layers.append(nn.ReLU())
+            self.level = nn.Sequential(*layers)
+        def forward(self, x):
+            return self.level(x)
+    """
+    layers = {x: t for x, t in relation(code, "node_type") if x.startswith("c(")}
+    follows = {(layers[x], layers[y]) for x, _pos, y in relation(code, "node_input_node") if x in layers}
+    assert sorted(layers.values()) == ["torch.nn.BatchNorm2d", "torch.nn.Conv2d", "torch.nn.ReLU"]
+    assert follows == {("torch.nn.BatchNorm2d", "torch.nn.Conv2d")}
+
+
 def test_a_list_read_otherwise_than_filled_has_no_chunks():
     """`insert`, an item assignment or any other read of the list may put a layer between two
     of a call's items: its Sequential's layers are then not claimed at all."""
-    for extra in ("layers.insert(1, nn.ReLU())", "layers[0] = nn.Identity()", "more = layers",
-                  "self.count = len(layers)"):
+    for start, extra in (("[]", "layers.insert(1, nn.ReLU())"), ("[]", "layers[0] = nn.Identity()"), ("[]", "more = layers"),
+                         ("[]", "self.count = len(layers)"), ("self.base", "pass")):
+        # (a list that starts as another name's, `self.base`, may be changed through that name)
         code = f"""
         from torch import nn
         class M(nn.Module):
             def __init__(self, n):
-                layers = []
+                self.base = []
+                layers = {start}
                 for i in range(n):
                     layers.extend([nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4)])
                 {extra}
@@ -343,7 +363,7 @@ def test_a_list_read_otherwise_than_filled_has_no_chunks():
             def forward(self, x):
                 return self.level(x)
         """
-        assert relation(code, "list_chunk") == set(), extra
+        assert relation(code, "list_chunk") == set(), (start, extra)
 
 
 def test_loops_over_zip_and_enumerate_of_zip_type_each_name_by_its_iterable():
