@@ -31,7 +31,7 @@ from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS
 from adopter.rules.model import Rule
 
-_SUMMARY = {"dl_node", "structure_node", "too_many_guards"}
+_SUMMARY = {"dl_node", "structure_scope", "too_many_guards"}
 
 
 @dataclass

@@ -130,13 +130,14 @@ def model_structures(facts: FileFacts, class_name: str, function: str = "forward
 def count_structures(model: Model) -> tuple[int, int]:
     """(distinct structures, roots skipped for too many guards) of a model solved with
     the `structures` part: paths with the same node set are one structure."""
-    node_sets: dict[int, set[frozenset]] = {}
+    scope_sets: dict[int, set[frozenset]] = {}
     paths: dict[tuple, set] = {}
-    for root, scenario, node in model.ids("structure_node"):  # symbol ids: no Symbol objects to hash
-        paths.setdefault((root, scenario), set()).add(node)
-    for (root, _), nodes in paths.items():
-        node_sets.setdefault(root, set()).add(frozenset(nodes))
-    return sum(len(s) for s in node_sets.values()), len(model.ids("too_many_guards"))
+    # a node is on a path exactly when its scope is: the same scopes, the same nodes
+    for root, scenario, scope in model.ids("structure_scope"):  # symbol ids: no Symbol objects to hash
+        paths.setdefault((root, scenario), set()).add(scope)
+    for (root, _), scopes in paths.items():
+        scope_sets.setdefault(root, set()).add(frozenset(scopes))
+    return sum(len(s) for s in scope_sets.values()), len(model.ids("too_many_guards"))
 
 
 # the parts that enumerate the structures of every forward method, with at most `max_guards` guards each

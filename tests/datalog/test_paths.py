@@ -221,3 +221,41 @@ def test_a_helpers_parameter_is_followed_to_the_callers_argument():
     linear = next(node for node in types if types[node] == "torch.nn.Linear" and node.arguments[0] == caller)
     origins = {(pos.number, ctx, expr) for node, pos, ctx, expr in model.get("input_origin") if node == relu}
     assert origins == {(0, linear.arguments[0], linear.arguments[1])}
+
+
+SCOPED_LAYERS = """
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+""" + "".join(f"        self.a{k} = nn.Linear(4, 4)\n        self.b{k} = nn.ReLU()\n" for k in range(20)) + """        self.c = nn.Tanh()
+        self.d = nn.GELU()
+    def forward(self, x):
+""" + "".join(f"        x = self.a{k}(x)\n" for k in range(20)) + """\
+        if self.p:
+""" + "".join(f"            x = self.b{k}(x)\n" for k in range(20)) + """\
+        if self.q:
+            x = self.c(x)
+        else:
+            x = self.d(x)
+        return x
+"""
+
+
+def test_the_summary_counts_paths_by_their_scopes_as_by_their_nodes():
+    """The summary's structures are distinct scope sets (structure_scope/3, one row per scope
+    and path); the nodes of a path (structure_node/3) are grounded only to write it out, and
+    give the same count."""
+    import clingo
+    from adopter.matches.structures import count_structures, forward_structure_parts
+    facts = facts_of(SCOPED_LAYERS)
+    summary = solve(facts, parts=forward_structure_parts(4), keep=None)
+    assert "structure_node" not in summary.relations
+    scopes = summary.ids("structure_scope")
+    assert 0 < len(scopes) <= 4 * 4  # 4 paths (p, q) of at most 4 scopes, for 42 nodes
+    root = next(f"r({f})" for f, name, *_ in facts.rows["function_def"] if name == "forward")
+    written = solve(facts, extra_program=f"structure_root({root}).",
+                    parts=[("structures", [clingo.Number(4)]), ("structure_order", [])], keep={"structure_node"})
+    node_sets: dict = {}
+    for _root, scenario, node in written.ids("structure_node"):
+        node_sets.setdefault(scenario, set()).add(node)
+    assert count_structures(summary) == (len({frozenset(s) for s in node_sets.values()}), 0) == (4, 0)
