@@ -71,10 +71,11 @@ def test_fused_linear_batchnorm_folds_2d_inputs():
     assert torch.allclose(FusedLinearBatchNorm1d(linear, bn).eval()(x), bn(linear(x)), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("act", [nn.GELU(), nn.ReLU(), nn.GELU(approximate="tanh")])
-def test_linear_bias_act_is_act_of_linear(act):
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])  # (`bias=config.mlp_bias`: either, at run time)
+@pytest.mark.parametrize("act", [nn.GELU(), nn.ReLU(), nn.GELU(approximate="tanh"), nn.SiLU()])
+def test_linear_bias_act_is_act_of_linear(act, bias):
     torch.manual_seed(0)
-    linear = nn.Linear(5, 6)
+    linear = nn.Linear(5, 6, bias=bias)
     x = torch.randn(3, 5)
     assert torch.allclose(linear_bias_act(linear, act, x), act(linear(x)), rtol=1e-5, atol=1e-6)
 
