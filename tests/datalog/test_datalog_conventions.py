@@ -51,3 +51,44 @@ def test_no_program_projects_through_an_anonymous_variable():
         if found:
             offending[f"compiled rule {rule.id}"] = found
     assert not offending, f"name the ignored columns (`_Kind`, not `_`; adopter/datalog/main.lp says why): {offending}"
+
+
+def singleton_variables(text: str) -> list[str]:
+    """`line: Name` for every variable named without a leading `_` that a rule mentions once:
+    a name that binds nothing and tests nothing is a typo or a leftover (a rule once asked
+    `live(J, V)` with `J` no longer bound: any J, a weaker test than meant)."""
+    found: list[str] = []
+
+    class Names(ast.Transformer):
+        def __init__(self):
+            self.count: dict[str, int] = {}
+
+        def visit_Variable(self, variable):
+            self.count[variable.name] = self.count.get(variable.name, 0) + 1
+            return variable
+
+    def check(statement) -> None:
+        if statement.ast_type != ast.ASTType.Rule:
+            return
+        names = Names()
+        names(statement)
+        found.extend(f"{statement.location.begin.line}: {name}" for name, n in names.count.items()
+                     if n == 1 and not name.startswith("_"))
+
+    ast.parse_string(re.sub(r'#include "[^"]+"\.', "", text), check)
+    return found
+
+
+def test_the_check_finds_a_variable_a_rule_names_once():
+    assert singleton_variables("a(X) :- b(X, Y), c(J).\nd(X) :- b(X, _Y).\n") == ["1: Y", "1: J"]
+
+
+def test_no_written_rule_names_a_variable_once():
+    # (the compiler's rules name every node's object and key whether the rule reads them or
+    # not: generated, not written, and checked by the fixtures' annotations)
+    offending = {}
+    for path in sorted((ROOT / "adopter" / "datalog").rglob("*.lp")):
+        found = singleton_variables(path.read_text())
+        if found:
+            offending[str(path.relative_to(ROOT))] = found
+    assert not offending, f"a variable a rule names once binds nothing: name it `_Like_this` or use it: {offending}"
