@@ -23,16 +23,14 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
-import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from adopter.support.atomic import atomic_write_text
 from evaluation.verify import coverage, harness
 from evaluation.verify.loader import _exec_file_as
-from evaluation.verify.patches import SUMMARY_COLUMNS
+from evaluation.verify.patches import SUMMARY_COLUMNS, write_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = "diffusers-0.42.1"
@@ -186,23 +184,15 @@ def main(argv: list[str] | None = None) -> int:
             status, reason = checked[key]
             rows.append({**row, "status": status, "reason": reason})
             print(f"{name:20s} {row['file']}:{row['line']} {status} {reason}", flush=True)
-        atomic_write_text(args.out / f"diffusers-{name}.tsv", _tsv(rows, ["file", "class", "line", "rule", "status", "reason"]))
+        write_rows(args.out / f"diffusers-{name}.tsv", ["file", "class", "line", "rule", "status", "reason"], rows)
         if rows:
             statuses = [r["status"] for r in rows]
             summary.append({"rule": name if name != "all" else "all_rules", "patches": len(rows),
                             **{c: statuses.count(c) for c in SUMMARY_COLUMNS[2:]}})
-    atomic_write_text(args.out / "diffusers_summary.tsv", _tsv(summary, SUMMARY_COLUMNS))
+    write_rows(args.out / "diffusers_summary.tsv", SUMMARY_COLUMNS, summary)
     for row in [dict(zip(SUMMARY_COLUMNS, SUMMARY_COLUMNS)), *summary]:
         print("  ".join(f"{row[c]!s:>16}" for c in SUMMARY_COLUMNS))
     return 1 if any(r["failed"] for r in summary) else 0
-
-
-def _tsv(rows: list[dict], columns: list[str]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, columns, delimiter="\t", lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 if __name__ == "__main__":

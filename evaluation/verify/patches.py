@@ -244,12 +244,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         rows = verify_set(name, args.patched / name, args.zoo, args.patches / name / "patches.tsv",
                           args.jobs, args.timeout, MODERN_EXTRA_RUNS if args.modern else EXTRA_RUNS)
-        _write(args.out / f"{name}.tsv", ["set", "file", "class", "line", "status", "reason"], rows)
+        write_rows(args.out / f"{name}.tsv", ["set", "file", "class", "line", "status", "reason"], rows)
         summary.append(summarise("all_rules" if name == "all" else name, rows))
     rules = sorted((row for row in summary if row["rule"] != "all_rules"), key=lambda row: row["rule"])
     total = {"rule": "total", **{c: sum(r[c] for r in rules) for c in SUMMARY_COLUMNS[1:]}}
     table = rules + [total] + [row for row in summary if row["rule"] == "all_rules"]
-    _write(args.out / "summary.tsv", SUMMARY_COLUMNS, table)
+    write_rows(args.out / "summary.tsv", SUMMARY_COLUMNS, table)
     print("\t".join(SUMMARY_COLUMNS))
     for row in table:
         print("\t".join(str(row[c]) for c in SUMMARY_COLUMNS))
@@ -264,7 +264,8 @@ def _read_summary(path: Path) -> list[dict]:
                 for row in csv.DictReader(handle, delimiter="\t")]
 
 
-def _write(path: Path, columns: list[str], rows: list[dict]) -> None:
+def write_rows(path: Path, columns: list[str], rows: list[dict]) -> None:
+    """`rows` as a TSV of `columns`, tabs and newlines in a value made spaces, written atomically."""
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=columns, delimiter="\t", lineterminator="\n")
     writer.writeheader()
