@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 from adopter.support.cache import DEFAULT_DIR
 from adopter.support.forks import Limits
-from adopter.extract.tables import TableWriter
+from adopter.extract.tables import TableWriter, with_file_column
 from adopter.matches.pipeline import run_files
 from adopter.api.run_report import RunReport
 from adopter.extract.sources import expand_paths
@@ -35,7 +35,7 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
     def consume(stream: Iterable, total: int):
         for item in (progress(stream, total) if progress else stream):
             if item.tables is not None:  # written, not held: the whole run's rows would only cost memory
-                writer.add_text(item.tables)
+                writer.add_text(with_file_column(item.path, item.tables))
                 item.tables = None
             yield item
 

@@ -33,8 +33,15 @@ def _field_column(texts: list[str]) -> list[str]:
     return [_field(text) for text in texts] if _needs_quotes("".join(texts)) else texts
 
 
-def table_text(facts: FileFacts) -> dict[str, str]:
-    """Each relation's rows of one file as TSV lines (no header), ready to append.
+# Where a row starts in `table_rows` text, for `with_file_column` to put the file's path.
+# Neither source text (Python rejects NUL in source) nor a path can hold a NUL.
+ROW_START = "\0"
+
+
+def table_rows(facts: FileFacts) -> dict[str, str]:
+    """Each relation's rows of one file as TSV lines without the `file` column, each line
+    starting with `ROW_START`: what the cache keeps (the path on every row was most of a
+    table's bytes) and what a worker sends; `with_file_column` makes them table lines.
 
     Why not `csv.writer`: it checks every field of every row for characters to quote,
     and only free-text columns (and the path) can hold one (see schema.FREE_TEXT_COLUMNS).
@@ -42,14 +49,28 @@ def table_text(facts: FileFacts) -> dict[str, str]:
     row in Python would cost more than extracting the file's facts. Files are rendered
     in the workers.
     """
-    line_start = _field(facts.path).replace("%", "%%") + "\t"
     out = {}
     for relation, rows in facts.rows.items():
         if not rows:
             continue
-        line = line_start + "\t".join(["%s"] * len(RELATIONS[relation][0])) + "\n"
-        out[relation] = (line * len(rows)) % flat_fields(relation, rows, _field_column)
+        line = ROW_START + "\t".join(["%s"] * len(RELATIONS[relation][0])) + "\n"
+        text = (line * len(rows)) % flat_fields(relation, rows, _field_column)
+        if text.count(ROW_START) != len(rows):  # a field held a NUL: its rows could not be told apart
+            raise ValueError(f"a {relation} field holds a NUL character")
+        out[relation] = text
     return out
+
+
+def with_file_column(path: str, rows: dict[str, str]) -> dict[str, str]:
+    """`table_rows` text as table lines: the file's path, a tab, then the row (a field never
+    holds `ROW_START`, so each one starts a row, also after a quoted newline)."""
+    line_start = _field(path) + "\t"
+    return {relation: text.replace(ROW_START, line_start) for relation, text in rows.items()}
+
+
+def table_text(facts: FileFacts) -> dict[str, str]:
+    """Each relation's rows of one file as TSV lines (no header), ready to append."""
+    return with_file_column(facts.path, table_rows(facts))
 
 
 class TableWriter:
@@ -71,7 +92,7 @@ class TableWriter:
         self.add_text(table_text(facts))
 
     def add_text(self, tables: dict[str, str]) -> None:
-        """Append one file's rows, rendered by `table_text`."""
+        """Append one file's lines, rendered by `table_text` (or `with_file_column`)."""
         for relation, text in tables.items():
             self.handles[relation][0].write(text)
 

@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 from adopter.support.cache import ResultCache, entry_key
 from adopter.records import Diagnostic
-from adopter.extract.tables import table_text
+from adopter.extract.tables import ROW_START, table_rows
 from adopter.support.forks import Limits, Stopped, map_forked
 from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match, NearMiss
@@ -39,7 +39,7 @@ class FileAnalysis:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     facts: FileFacts | None = None
-    tables: dict[str, str] | None = None  # the facts as TSV lines (fact_tables.table_text), when asked
+    tables: dict[str, str] | None = None  # the facts as rows without the file column (tables.table_rows), when asked
     matches: list[Match] | None = None
     near_misses: list[NearMiss] = field(default_factory=list)  # with `explain`
     summary: tuple[int, int, int] | None = None  # (DL nodes, forward structures, forward methods not enumerated)
@@ -57,7 +57,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
                  cache: ResultCache, variant: str = "full", render_tables: bool = False, layout: bool = False,
                  explain: bool = False, only_cached: bool = False) -> FileAnalysis | None:
     """Analyse one file; with `only_cached`, return None unless everything wanted is cached.
-    With `render_tables`, the facts come back as TSV text (`tables`), not as rows; with
+    With `render_tables`, the facts come back as TSV rows (`tables`, without the file
+    column: `tables.with_file_column` adds it), not as rows; with
     `layout`, each match carries its layout (what `apply` needs); with `explain`, the near misses
     come too."""
     start = time.perf_counter()
@@ -66,8 +67,8 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     if problem:
         result.diagnostics.append(problem)
         return result
-    # the facts are cached as rows, or as their tables (TSV text and row count) when those are
-    # what is asked: rendered once, and text is cheap to write and to read
+    # the facts are cached as rows, or as their table rows (TSV text without the file column, and
+    # the row count) when tables are asked: rendered once, and text is cheap to write and to read
     facts_kind = "tables" if render_tables else "facts"
     # (the dotted name resolves relative imports: the same text in another package is another analysis)
     module = module_name(path)
@@ -94,7 +95,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         if facts is None:
             return result
         if facts_kind in missing:  # here, in the worker: the parent only writes the tables
-            found[facts_kind] = (table_text(facts), facts.count()) if render_tables else facts
+            found[facts_kind] = (table_rows(facts), facts.count()) if render_tables else facts
             result.cache_problem = _store(cache, keys[facts_kind], facts_kind, found[facts_kind])
         if missing & {"summary", "matches"}:
             try:
@@ -130,7 +131,8 @@ def _encode_tables(value: tuple[dict[str, str], int]) -> tuple[object, list[str]
 
 def _decode_tables(value, texts: list[str]) -> tuple[dict[str, str], int]:
     relations, count = from_plain(tuple[list[str], int], value)
-    if not set(relations) <= set(RELATIONS) or len(relations) != len(texts):
+    if not set(relations) <= set(RELATIONS) or len(relations) != len(texts) \
+            or not all(text.startswith(ROW_START) for text in texts):
         raise ValueError("the tables do not fit the schema")
     return dict(zip(relations, texts)), count
 

@@ -3,7 +3,9 @@
 import csv
 import io
 
-from adopter.extract.tables import read_tables, table_text, write_tables
+import pytest
+
+from adopter.extract.tables import read_tables, table_rows, table_text, with_file_column, write_tables
 from adopter.extract.python_facts import extract_source
 from adopter.extract.schema import RELATIONS
 
@@ -24,6 +26,21 @@ def test_table_text_is_what_csv_writes():
     facts = extract_source(SOURCE + 'z = "100%s %d"\n', 'dir/my "model"\t100%s v2.py')  # `%` in the path and a field
     assert any('"' in row[1] for row in facts.rows["constant"])  # fields that need quoting: a constant, the path
     assert table_text(facts) == csv_lines(facts)
+
+
+def test_rows_take_the_file_column_also_after_a_quoted_newline():
+    # a field or the path may hold a line break (quoted): the path goes only where a row starts
+    facts = extract_source("x = 1\ny = 2\n", "dir/new\nline.py")
+    facts.rows["constant"][0] = (facts.rows["constant"][0][0], "a\nb")
+    assert with_file_column(facts.path, table_rows(facts)) == csv_lines(facts)
+    assert table_text(facts)["constant"].count("\n") == 2 * 2 + 1  # two rows: the path's, the field's and the ends
+
+
+def test_a_field_holding_a_nul_is_refused_not_written_as_two_rows():
+    facts = extract_source("x = 1\n", "m.py")
+    facts.rows["constant"] = [(facts.rows["constant"][0][0], "a\0b")]
+    with pytest.raises(ValueError, match="NUL"):
+        table_rows(facts)
 
 
 def test_tables_round_trip_with_carriage_return(tmp_path):
