@@ -92,6 +92,35 @@ def test_tensor_methods_and_operators_are_nodes_but_shape_arithmetic_on_config_i
     assert kinds == {"method", "function", "op"}
 
 
+SPLITS = {
+    # the items of a split tensor are tensors: an operator on one is a node
+    "method": ("q, k, v = self.qkv(x).unbind(0)", {"*"}),
+    "split": ("a, b = self.qkv(x).split(4, dim=-1)", {"*"}),
+    "chunk of three": ("a, b, c = self.qkv(x).chunk(3, dim=-1)", {"*"}),
+    "function": ("a, b = torch.split(self.qkv(x), 4, dim=-1)", {"*", "torch.split"}),
+    # a split of what is not a tensor gives no tensor: no node
+    "not a tensor": ("a, b = self.names.split(',')", set()),
+}
+
+
+@pytest.mark.parametrize("name", SPLITS)
+def test_items_of_a_split_tensor_are_tensors(name):
+    split, expected = SPLITS[name]
+    code = f"""
+    import torch
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self):
+            self.qkv = nn.Linear(4, 12)
+        def forward(self, x):
+            {split}
+            return {split.split(",")[0]} * 2
+    """
+    types = {t for _, t in relation(code, "node_type")} - {"torch.nn.Linear", "torch.Tensor.unbind", "torch.Tensor.split",
+                                                           "torch.Tensor.chunk"}
+    assert types == expected
+
+
 def test_a_module_level_function_of_the_file_runs_inlined_with_its_parameters_bound():
     # `scale(h, 2.0)` is not a node of its own: its body's nodes join the forward's
     # structure, parameter 0 bound to the first argument (no `self` to skip)
