@@ -40,12 +40,15 @@ def test_the_check_finds_an_anonymous_variable_only_in_positive_literals():
     assert found == ["1: b(X,_)"]
 
 
+def written_programs_failing(check) -> dict[str, list[str]]:
+    """What `check` finds in each written program (`adopter/datalog/**/*.lp`), by path."""
+    found = {str(path.relative_to(ROOT)): check(path.read_text())
+             for path in sorted((ROOT / "adopter" / "datalog").rglob("*.lp"))}
+    return {path: lines for path, lines in found.items() if lines}
+
+
 def test_no_program_projects_through_an_anonymous_variable():
-    offending = {}
-    for path in sorted((ROOT / "adopter" / "datalog").rglob("*.lp")):
-        found = anonymous_in_positive_literals(path.read_text())
-        if found:
-            offending[str(path.relative_to(ROOT))] = found
+    offending = written_programs_failing(anonymous_in_positive_literals)
     for rule in load_rules():
         found = anonymous_in_positive_literals(compile_rule(rule))
         if found:
@@ -86,9 +89,5 @@ def test_the_check_finds_a_variable_a_rule_names_once():
 def test_no_written_rule_names_a_variable_once():
     # (the compiler's rules name every node's object and key whether the rule reads them or
     # not: generated, not written, and checked by the fixtures' annotations)
-    offending = {}
-    for path in sorted((ROOT / "adopter" / "datalog").rglob("*.lp")):
-        found = singleton_variables(path.read_text())
-        if found:
-            offending[str(path.relative_to(ROOT))] = found
+    offending = written_programs_failing(singleton_variables)
     assert not offending, f"a variable a rule names once binds nothing: name it `_Like_this` or use it: {offending}"
