@@ -91,3 +91,63 @@ def test_no_written_rule_names_a_variable_once():
     # not: generated, not written, and checked by the fixtures' annotations)
     offending = written_programs_failing(singleton_variables)
     assert not offending, f"a variable a rule names once binds nothing: name it `_Like_this` or use it: {offending}"
+
+
+def _variables(node) -> set[str]:
+    names: set[str] = set()
+
+    class Names(ast.Transformer):
+        def visit_Variable(self, variable):
+            names.add(variable.name)
+            return variable
+
+    Names()(node)
+    return names
+
+
+def split_joins(text: str) -> list[str]:
+    """`line: V = f(...)` for every equation that takes apart a variable V of a positive body
+    literal while another positive literal, without V, shares a variable of `f(...)` with it:
+    written so, the two literals are joined only through the equation, and clingo may ground
+    the other literal first and scan every row of V's relation for each of its rows (a
+    scope's literals joined so with every `scope_parent/2` row grew with the square of a
+    long method's exits). Writing `f(...)` into V's column joins them on it."""
+    found: list[str] = []
+
+    def check(statement) -> None:
+        if statement.ast_type != ast.ASTType.Rule:
+            return
+        positive = [literal for literal in statement.body if literal.ast_type == ast.ASTType.Literal
+                    and literal.sign == ast.Sign.NoSign and literal.atom.ast_type == ast.ASTType.SymbolicAtom]
+        for literal in statement.body:
+            if literal.ast_type != ast.ASTType.Literal or literal.atom.ast_type != ast.ASTType.Comparison:
+                continue
+            left, guards = literal.atom.term, literal.atom.guards
+            if (left.ast_type != ast.ASTType.Variable or len(guards) != 1 or guards[0].comparison != ast.ComparisonOperator.Equal
+                    or guards[0].term.ast_type != ast.ASTType.Function):
+                continue
+            inside = _variables(guards[0].term)
+            holding = [p for p in positive if left.name in _variables(p)]
+            others = [p for p in positive if left.name not in _variables(p)]
+            if holding and any(inside & _variables(p) for p in others):
+                found.append(f"{literal.location.begin.line}: {literal}")
+
+    ast.parse_string(re.sub(r'#include "[^"]+"\.', "", text), check)
+    return found
+
+
+def test_the_check_finds_a_join_made_only_through_an_equation():
+    found = split_joins("a(A) :- b(_C, A), A = e(_K, L), c(L).\n"       # joined through the equation
+                        "a(e(K, L)) :- b(_C, e(K, L)), c(L).\n"         # joined on the column
+                        "d(E) :- r(R, E), s(R), E = e(_K, _L).\n"       # the equation only tests
+                        "f(M) :- g(N, R), M = m(N, R).\n")             # builds a head term
+    assert found == ["1: A = e(_K,L)"]
+
+
+def test_no_rule_joins_through_an_equation():
+    offending = written_programs_failing(split_joins)
+    for rule in load_rules():
+        found = split_joins(compile_rule(rule))
+        if found:
+            offending[f"compiled rule {rule.id}"] = found
+    assert not offending, f"write the term into the column that binds the variable: {offending}"
