@@ -161,6 +161,23 @@ def test_ampersand_leaves_order_open_and_a_bar_gives_alternative_types():
         parse_rule(text.replace("metadata: allowed", "metadata: maybe"), "adopter/rules/x/qkv.adopt")
 
 
+def test_a_consumer_whose_inputs_are_bound_is_joined_right_after_them():
+    # three projections of one input, then their head splits: each split is bound right after
+    # its projection, so projections no split reads drop out before they are paired
+    text = ("rule: qkv\ninit: torch.nn.Linear() -> $q; torch.nn.Linear() -> $k => _\n"
+            "forward: $q($x) -> $a; $k($x) -> $b & torch.Tensor.view($a) -> $c & torch.Tensor.view($b) -> $d => _\n")
+    steps = compile_rule(parse_rule(text, "adopter/rules/x/qkv.adopt")).splitlines()[1:5]
+    assert ["input_from(X3, 0, X1)" in step for step in steps] == [False, True, False, False]
+    assert ["input_from(X4, 0, X2)" in step for step in steps] == [False, False, False, True]
+    # the candidate keeps the nodes in the pattern's positions
+    assert steps[-1].startswith('cand(m("qkv", R, (X1, X2, X3, X4,), (C1, C2,)))')
+    # a node that reads two earlier nodes waits for both (swiglu's product), as written
+    swiglu = ("rule: glu\ninit: torch.nn.Linear() -> $g; torch.nn.Linear() -> $u => _\n"
+              "forward: $g($x) -> $a; torch.nn.functional.silu($a) -> $s; $u($x) -> $b; $s * $b -> $y => _\n")
+    steps = compile_rule(parse_rule(swiglu, "adopter/rules/x/glu.adopt")).splitlines()[1:5]
+    assert ["rule_node_at(X{}, ".format(k + 1) in step for k, step in enumerate(steps)] == [True] * 4
+
+
 def test_a_bar_in_an_init_source_gives_a_constructor_several_types():
     # swiglu's activation: a module from ACT2FN, or nn.SiLU / nn.GELU; the target passes it on
     text = ("rule: gated\nextern: transformers.activations.ACT2FN, k.gated\n"
