@@ -128,3 +128,36 @@ def test_an_attention_processor_runs_with_the_module_as_its_first_argument():
     """
     assert structures_of(code, "Attention") == ["torch.nn.Linear(x) -> q; torch.nn.Linear(q) -> t1"]
     assert structures_of(code, "Unrelated") == [""]  # no processor class: nothing runs
+
+
+def test_an_attribute_holding_a_bound_method_runs_that_method():
+    """contexts.lp bound_method/3: `self.attn = self.dense_attn`, or one entry of a dict of
+    `(method, mode)` tuples built in `__init__` and unpacked into two attributes (jukebox's
+    `ATTENTION_MAP`), makes `self.attn(...)` run the method (any of them), its argument bound."""
+    code = """
+    import torch
+    from torch import nn
+    class Attention(nn.Module):
+        def __init__(self, kind):
+            attention_map = {"dense": (self.dense_attn, "auto"), "block": (self.block_attn, None)}
+            self.attn, self.attn_mode = attention_map[kind]
+            self.direct = self.dense_attn
+            self.proj = nn.Linear(4, 4)
+        def dense_attn(self, x):
+            return torch.softmax(x, -1)
+        def block_attn(self, x):
+            return torch.relu(x)
+        def forward(self, x):
+            return self.attn(self.proj(x))
+    class Direct(Attention):
+        def forward(self, x):
+            return self.direct(x)
+    class NotAMethod(Attention):
+        def forward(self, x):
+            return self.attn_mode(x)
+    """
+    # (the call of the attribute stays a node of unknown type; both methods run below it)
+    assert structures_of(code, "Attention") == [
+        "torch.nn.Linear(x) -> t1; ?(t1) -> t2; torch.softmax(t1, -1) -> t3; torch.relu(t1) -> t4"]
+    assert "torch.softmax(x, -1)" in structures_of(code, "Direct")[0]
+    assert "torch.softmax" not in structures_of(code, "NotAMethod")[0]
