@@ -226,15 +226,35 @@ def _binding_order(fwd: list, variables: dict) -> list[int]:
     pattern's positions: only the join changes.)"""
     producers = [{variables[item.arg.var].producer for item in node.inputs
                   if item.arg.var and variables[item.arg.var].producer is not None} for node in fwd]
+    consumers_of: list[list[int]] = [[] for _ in fwd]
+    for i, ps in enumerate(producers):
+        for p in ps:
+            consumers_of[p].append(i)
+    missing = [len(ps) for ps in producers]
+    # two heaps of ready nodes, the consumers first; a node whose producer comes later in
+    # the pattern waits, and when nothing is ready the first waiting node goes (one pass of
+    # `next_unplaced` over the pattern): linear but for the heaps, as a long chain rule needs
+    ready_consumers: list[int] = []
+    ready_free = [i for i, n in enumerate(missing) if n == 0]
+    placed = [False] * len(fwd)
     order: list[int] = []
-    placed: set[int] = set()
+    next_unplaced = 0
     while len(order) < len(fwd):
-        waiting = [i for i in range(len(fwd)) if i not in placed]
-        ready = [i for i in waiting if producers[i] <= placed]
-        consumers = [i for i in ready if producers[i]]
-        chosen = min(consumers or ready or waiting)
+        heap = ready_consumers or ready_free
+        if heap:
+            chosen = heapq.heappop(heap)
+            if placed[chosen]:
+                continue
+        else:
+            while placed[next_unplaced]:
+                next_unplaced += 1
+            chosen = next_unplaced
+        placed[chosen] = True
         order.append(chosen)
-        placed.add(chosen)
+        for c in consumers_of[chosen]:
+            missing[c] -= 1
+            if missing[c] == 0 and not placed[c]:
+                heapq.heappush(ready_consumers, c)
     return order
 
 
