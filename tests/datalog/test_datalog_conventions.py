@@ -47,12 +47,17 @@ def written_programs_failing(check) -> dict[str, list[str]]:
     return {path: lines for path, lines in found.items() if lines}
 
 
-def test_no_program_projects_through_an_anonymous_variable():
-    offending = written_programs_failing(anonymous_in_positive_literals)
+def programs_failing(check) -> dict[str, list[str]]:
+    """What `check` finds in each written program and in each bundled rule's compiled program."""
+    found = written_programs_failing(check)
     for rule in load_rules():
-        found = anonymous_in_positive_literals(compile_rule(rule))
-        if found:
-            offending[f"compiled rule {rule.id}"] = found
+        if lines := check(compile_rule(rule)):
+            found[f"compiled rule {rule.id}"] = lines
+    return found
+
+
+def test_no_program_projects_through_an_anonymous_variable():
+    offending = programs_failing(anonymous_in_positive_literals)
     assert not offending, f"name the ignored columns (`_Kind`, not `_`; adopter/datalog/main.lp says why): {offending}"
 
 
@@ -145,9 +150,5 @@ def test_the_check_finds_a_join_made_only_through_an_equation():
 
 
 def test_no_rule_joins_through_an_equation():
-    offending = written_programs_failing(split_joins)
-    for rule in load_rules():
-        found = split_joins(compile_rule(rule))
-        if found:
-            offending[f"compiled rule {rule.id}"] = found
+    offending = programs_failing(split_joins)
     assert not offending, f"write the term into the column that binds the variable: {offending}"
