@@ -46,12 +46,16 @@ def is_transformers_model(path: PurePosixPath) -> bool:
             and not path.name.startswith(("modeling_tf_", "modeling_flax_")))
 
 
+# The package's own `__init__.py` comes along: with it the files' module names start at the
+# package (`diffusers.models.activations`), as Python imports them, so a name a rule spells in
+# full (`diffusers.models.activations.get_activation`) is the one a relative import resolves to.
 def is_timm_model(path: PurePosixPath) -> bool:
-    return path.parts[:2] in {("timm", "models"), ("timm", "layers")} and path.suffix == ".py"
+    return (path.parts[:2] in {("timm", "models"), ("timm", "layers")} and path.suffix == ".py") \
+        or str(path) == "timm/__init__.py"
 
 
 def is_diffusers_model(path: PurePosixPath) -> bool:
-    return path.parts[:2] == ("diffusers", "models") and path.suffix == ".py"
+    return (path.parts[:2] == ("diffusers", "models") and path.suffix == ".py") or str(path) == "diffusers/__init__.py"
 
 
 class Corpus(NamedTuple):
