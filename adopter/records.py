@@ -204,6 +204,7 @@ class Match:
     # `path` holds only the literals of the scopes nearest the match's nodes (below many early
     # exits a full path grows with the method's length); in the JSON output only when true
     path_truncated: bool = False
+    shape: str = ""  # which of the rule's files matched (`<rule>.<shape>.adopt`); in the JSON output when set
 
     def to_json(self) -> dict:
         """The object of one JSONL line."""
@@ -213,7 +214,8 @@ class Match:
                 "eager_when": [[lit.to_json() for lit in read] for read in self.eager_when],
                 "col": self.col, "end_col": self.end_col,
                 "nodes": [site.to_json() for site in self.nodes], "ctors": [site.to_json() for site in self.ctors],
-                **({"path_truncated": True} if self.path_truncated else {})}
+                **({"path_truncated": True} if self.path_truncated else {}),
+                **({"shape": self.shape} if self.shape else {})}
 
     @property
     def where(self) -> str:
@@ -224,6 +226,11 @@ class Match:
     def location(self) -> tuple:
         """Two calls on one line are two locations; one call reached from two methods is one."""
         return (self.rule, self.file, self.class_, self.line, self.col)
+
+    @property
+    def rule_key(self) -> str:
+        """The key of the rule file that matched (`Rule.key`): its patterns are the rewrite's."""
+        return f"{self.rule}.{self.shape}" if self.shape else self.rule
 
 
 @dataclass
@@ -258,5 +265,6 @@ class NearMiss:
                 "guards differ": f"its nodes run under different guards (`{self.detail}` guards one of them only)",
                 "inputs differ": "the inputs one `$variable` names may hold different values",
                 "read outside": f"a value it removes is read outside the match{at}",
+                "part read": f"a node of it takes only a part of the value before it, through a subscript{at}",
                 "unmodelled": f"its function holds `{self.detail}`, which the analyses do not model",
                 "sequential mixed": "its layers come from different constructions of one nn.Sequential"}.get(self.check, self.check)

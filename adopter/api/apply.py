@@ -52,7 +52,7 @@ def patch_file(job: tuple):
     if problem:
         return problem
     try:
-        patch = patch_source(path, text, matches, {r.id: r for r in rules}, *options)
+        patch = patch_source(path, text, matches, {r.key: r for r in rules}, *options)
     except Exception as error:  # a rewriter bug must not stop the other files
         return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
     patch.encoding = source_encoding(data)

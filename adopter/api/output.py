@@ -54,10 +54,14 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
     """A SARIF 2.1.0 log: one run, one reporting descriptor per rule, one result per match,
     and one invocation whose notifications are the diagnostics (a failed file makes the
     execution unsuccessful)."""
+    main: dict[str, Rule] = {}  # one descriptor per rule id: its `<id>.adopt`, which documents it, not a further shape's
+    for r in rules:
+        if r.id not in main or (main[r.id].shape and not r.shape):
+            main[r.id] = r
     descriptors = [{"id": r.id, "name": r.id,
                     "shortDescription": {"text": (r.doc.splitlines() or [r.id])[0].removeprefix("What it does:").strip()},
-                    "fullDescription": {"text": r.doc or r.id}} for r in rules]
-    index = {r.id: i for i, r in enumerate(rules)}
+                    "fullDescription": {"text": r.doc or r.id}} for r in main.values()]
+    index = {rule_id: i for i, rule_id in enumerate(main)}
     results = []
     for m in matches:
         results.append({

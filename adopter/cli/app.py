@@ -313,21 +313,22 @@ app.add_typer(rules_app, name="rules")
 
 @rules_app.command("list")
 def rules_list():
-    """The bundled rules: id, pack (`--rules PACK` selects one) and what each finds."""
+    """The bundled rules: id (`<id>.<shape>` for another code shape of a rule), pack (`--rules PACK`
+    selects one) and what each finds."""
     for rule in load_rules():
         summary = rule.doc.splitlines()[0].removeprefix("What it does:").strip() if rule.doc else ""
-        print(f"{rule.id}\t{Path(rule.path).parent.name}\t{summary}")
+        print(f"{rule.key}\t{Path(rule.path).parent.name}\t{summary}")
 
 
 @rules_app.command("show")
 def rules_show(rule_id: str = typer.Argument(..., help="A rule id or .adopt path."),
                datalog: bool = typer.Option(False, "--datalog", help="Print the generated Datalog.")):
-    """Print a rule's source, or the Datalog it compiles to."""
+    """Print a rule's source, or the Datalog it compiles to (each of its files, for a rule of several shapes)."""
     try:
-        (rule,) = load_rules([rule_id])
+        rules = load_rules([rule_id])
     except AdopterError as error:
         _fail(error)
-    print(compile_rule(rule) if datalog else Path(rule.path).read_text(), end="")
+    print("\n".join(compile_rule(rule) if datalog else Path(rule.path).read_text() for rule in rules), end="")
 
 
 def _terminate(signum, _frame) -> None:

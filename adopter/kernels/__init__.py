@@ -136,7 +136,24 @@ def gated_act(gate: nn.Module, up: nn.Module, act, x: torch.Tensor) -> torch.Ten
     one it covers and the call is one it supports (`adopter/kernels/library.py`: CUDA,
     float32/float16/bfloat16, not under torch.compile, the library installed); otherwise, as
     on CPU, PyTorch's ops, exactly the original ones."""
-    a, b = gate(x), up(x)
+    return gated_act_mul(act, gate(x), up(x))
+
+
+def gated_silu(gate: nn.Module, up: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`F.silu(gate(x)) * up(x)`: `gated_act` with the SiLU function."""
+    return gated_act(gate, up, F.silu, x)
+
+
+def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`F.silu(a) * b`: `gated_act_mul` with the SiLU function."""
+    return gated_act_mul(F.silu, a, b)
+
+
+def gated_act_mul(act, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`act(a) * b`, the activation and the product of a GLU whose gate `a` and other operand `b`
+    are given (swiglu's chunked shape passes the two halves of one projection, strided views):
+    in one library kernel where `gated_act` would use one; otherwise, as on CPU, PyTorch's
+    ops, exactly the original ones."""
     kernel = _gated_kernel(act)
     if kernel is not None and kernel.supports(a, b):
         return kernel(a, b)
@@ -149,9 +166,16 @@ def group_norm_silu(norm: nn.Module, x: torch.Tensor) -> torch.Tensor:
     declares support for (`adopter/kernels/library.py`: CUDA, float32/float16/bfloat16, affine,
     (batch, channels, *) input, not under torch.compile, the library installed), then SiLU;
     otherwise, as on CPU, exactly the original ops."""
+    return group_norm_act(norm, F.silu, x)
+
+
+def group_norm_act(norm: nn.Module, act, x: torch.Tensor) -> torch.Tensor:
+    """`act(norm(x))` for an `nn.GroupNorm` norm and any activation (a module diffusers'
+    `get_activation` chose, or a function): the norm as `group_norm_silu` runs it, then `act`
+    as it is."""
     if GROUP_NORM.supports(x) and group_norm_call_fits(norm, x):
-        return F.silu(GROUP_NORM(x, norm.weight, norm.bias, norm.num_channels, norm.num_groups, norm.eps))
-    return F.silu(norm(x))
+        return act(GROUP_NORM(x, norm.weight, norm.bias, norm.num_channels, norm.num_groups, norm.eps))
+    return act(norm(x))
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

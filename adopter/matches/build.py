@@ -84,7 +84,7 @@ def scan_facts(facts: FileFacts, rules: list[Rule], program: str | None = None, 
 def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool = False) -> list[Match]:
     """Turn the reported relations of a solved model into one `Match` per location; with
     `layout`, the model has the LAYOUT_PART's relations and each match carries them."""
-    by_id = {rule.id: rule for rule in rules}
+    by_key = {rule.key: rule for rule in rules}
     pos = _Positions(facts)
     site, seq_ctor, outs, inputs, objects = _node_reports(model)
     lits: dict = {}
@@ -117,9 +117,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     # the first by their text, so the choice depends neither on the order in which the
     # grounder derived them nor on clingo's term order (which follows interning order)
     for key, group in sorted(groups.items(), key=lambda item: [str(part) for part in item[0]]):
-        binary = [i for i, node in enumerate(by_id[key[0]].forward_source) if node.kind == "binary"]
+        binary = [i for i, node in enumerate(by_key[key[0]].forward_source) if node.kind == "binary"]
         swapped = [i for i, left in zip(binary, lefts.get(key, []), strict=False) if left == 1]
-        rule = oriented(by_id[key[0]], swapped)
+        rule = oriented(by_key[key[0]], swapped)
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
@@ -153,13 +153,13 @@ def _node_reports(model) -> tuple[dict, dict, dict, dict, dict]:
 def near_misses_from_model(model, facts: FileFacts, rules: list[Rule], matches: list[Match]) -> list[NearMiss]:
     """One `NearMiss` per location of a candidate that fails exactly one check (the model has
     EXPLAIN_PART's relations); a location one of `matches` holds is left out."""
-    by_id = {rule.id: rule for rule in rules}
+    by_key = {rule.key: rule for rule in rules}
     pos = _Positions(facts)
     site, seq_ctor, outs, inputs, objects = _node_reports(model)
     matched = {m.location for m in matches}
     found: dict[tuple, NearMiss] = {}
     for name, root, nodes, ctors, check, text, expr in sorted(model.get("report_near_miss"), key=lambda row: [str(p) for p in row]):
-        rule = by_id[name.string]
+        rule = by_key[name.string]
         node_ids, ctor_ids = list(nodes.arguments), [c.number for c in ctors.arguments]
         where = _build_match(rule, facts.path, pos, node_ids, ctor_ids, site, seq_ctor, outs, inputs, {}, objects,
                              [set() for _ in ctor_ids], set())  # (a near miss reports no guard path)
@@ -270,7 +270,8 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
     # a Sequential layer is anchored at its constructor: the one the match linked, if any
     anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
                for n, p in zip(nodes, rule.forward_source)]
-    first = ctors[0] if rule.anchor == "init" else anchors[0]
+    # (a node the rewrite keeps, read only through halves, is not where the fusion is)
+    first = ctors[0] if rule.anchor == "init" else next(a for i, a in enumerate(anchors) if i not in rule.kept_nodes)
     line, col, _, _ = pos.span(first)
     cls, function = pos.owner(first)
     end_line = max(pos.span(a)[2] for a in anchors)
@@ -294,7 +295,7 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
                            sequential=objects.get(c) is not None and objects[c].name == "seq",
                            other_uses=[list(use) for use in sorted(pos.span(e)[:2] for e in others)])
                   for c, p, others in zip(ctors, rule.init_source, uses, strict=True)]
-    return Match(rule=rule.id, file=path, line=line, end_line=end_line, function=function,
+    return Match(rule=rule.id, shape=rule.shape, file=path, line=line, end_line=end_line, function=function,
                  init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
                  path=[Literal(text, holds) for text, holds in path_lits], path_truncated=any(n in cut for n in nodes),
                  col=col, end_col=end_col, class_=cls, nodes=node_sites, ctors=ctor_sites)

@@ -65,14 +65,15 @@ _NO_GAIN: dict[str, str] = {
     # measured on its own, on CPU only (docs/benchmarks.md says how)
     "torch.nn.functional.gelu":
         LEFT_OUT + "not shown to help: no gain on CPU, not measured on a GPU" + _FIGURES,
-    # swiglu's kernel fuses only on CUDA (Liger-Kernel's SiLU-mul); on CPU it runs the original ops
-    "adopter.kernels.gated_act":
-        LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's, runs on CUDA only; "
-        "elsewhere it runs the original ops)",
-    # groupnorm_silu's kernel uses a library kernel only on CUDA (Liger-Kernel's group norm); on CPU the original ops
-    "adopter.kernels.group_norm_silu":
-        LEFT_OUT + "not measured on a GPU yet (its library kernel, Liger-Kernel's group norm, runs on CUDA only; "
-        "elsewhere it runs the original ops)",
+    # swiglu's kernels fuse only on CUDA (Liger-Kernel's SiLU-mul); on CPU they run the original ops
+    **dict.fromkeys(("adopter.kernels.gated_act", "adopter.kernels.gated_silu", "adopter.kernels.gated_act_mul",
+                     "adopter.kernels.silu_mul"),
+                    LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's, runs on CUDA only; "
+                    "elsewhere it runs the original ops)"),
+    # groupnorm_silu's kernels use a library kernel only on CUDA (Liger-Kernel's group norm); on CPU the original ops
+    **dict.fromkeys(("adopter.kernels.group_norm_silu", "adopter.kernels.group_norm_act"),
+                    LEFT_OUT + "slower on a GPU: Liger-Kernel's group norm took longer than PyTorch's, forward "
+                    "and backward" + _FIGURES),
     # rotary's kernel fuses only on CUDA (Liger-Kernel's RoPE); on CPU it runs the original ops
     "adopter.kernels.apply_rotary":
         LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's RoPE, runs on CUDA only; "

@@ -47,7 +47,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     kept_originals: list[tuple[int, int]] = []  # line ranges an earlier guarded rewrite kept as they were
     for match in matches:
         try:
-            plan = plan_match(match, rules[match.rule], ctx, namer, kernels, save_original_names)
+            plan = plan_match(match, rules[match.rule_key], ctx, namer, kernels, save_original_names)
         except Unsafe as reason:
             result.refused.append((match, str(reason)))
             if isinstance(reason, AlreadyRewritten):

@@ -165,6 +165,8 @@ class _Planner:
         target_vars = {t.output for t in self.rule.init_target}
         passed_on = {i.arg.var for t in self.rule.init_target + self.rule.forward_target for i in t.inputs if i.arg.var}
         passed_on |= {t.callee for t in self.rule.forward_target if t.callee and t.callee.startswith("$")}
+        # a node the rewrite leaves as it is still calls its layer
+        passed_on |= {self.rule.forward_source[i].callee for i in self.rule.kept_nodes}
         new = [t for t in self.rule.init_target if t.output not in self.ctors]
         for t in new:
             self.members[t.output] = self.namer.fresh(snake(t.callee.rsplit(".", 1)[-1]))
@@ -311,18 +313,25 @@ class _Planner:
         self.check_one_method()
         last = sites[-1]
         captured: dict[tuple[int, int | str, int | None], cst.BaseExpression] = {}
-        external: dict[str, tuple[int, int | str, int | None]] = {}
+        # an input variable, or (variable, part) for a part (`$x[:half]` is not $x): where the
+        # matched code passes it
+        external: dict[str | tuple[str, tuple[str, int]], tuple[int, int | str, int | None]] = {}
         produced = {s.output for s in source}
         for i, s in enumerate(source):
             for item in s.inputs:
-                # (a half, `$x[:half]`, is not $x; an inlined node's inputs are not captured)
-                if item.arg.var and item.arg.var not in produced and item.arg.half is None \
+                # (an inlined node's inputs are not captured; a part of a node's output is the code's)
+                if item.arg.var and (item.arg.var not in produced or item.arg.part is not None) \
                         and i not in self.match.layout.inlined:
-                    external.setdefault(item.arg.var, (i, item.position, item.element))
+                    key = item.arg.var if item.arg.part is None else (item.arg.var, item.arg.part)
+                    external.setdefault(key, (i, item.position, item.element))
         last_line = self.ctx.statement_line(last.stmt, "the last node's statement")
         moved: list[cst.SimpleStatementLine] = []
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
             if i in self.match.layout.inlined:  # in a function a call in the fused expression runs: dropped with it
+                continue
+            if i in self.rule.kept_nodes:  # read only through halves the code takes: it stays
+                if i in self.match.layout.nested:
+                    raise Unsafe(f"node {i + 1}, whose halves the fusion passes on, is inside the fused expression")
                 continue
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
@@ -340,9 +349,10 @@ class _Planner:
         func = self.callee(target.callee)
         last_pattern, n = source[-1], len(source) - 1
 
-        def input_value(var: str) -> cst.BaseExpression:
+        def input_value(var: str | tuple[str, tuple[str, int]]) -> cst.BaseExpression:
             if var not in external or external[var] not in captured:
-                raise Unsafe(f"{var} is not an input of the matched nodes")
+                name = var if isinstance(var, str) else f"{var[0]}[{':half' if var[1] == ('half', 0) else 'half:'}]"
+                raise Unsafe(f"{name} is not an input of the matched nodes")
             return captured[external[var]]
 
         def replace(node: cst.Call | cst.BinaryOperation) -> cst.Call:
@@ -363,7 +373,7 @@ class _Planner:
             if var and (var in self.members or var in self.ctors):
                 value = self.object(var)
             elif var:
-                value = input_value(var)
+                value = input_value(var if item.arg.part is None else (var, item.arg.part))
             else:
                 value = cst.parse_expression(item.arg.const or item.arg.code)
             if isinstance(item.position, int):

@@ -46,6 +46,8 @@ def _arg(tree) -> Arg:
         return Arg(var=str(tree))
     if tree.data in ("first_half", "second_half"):
         return Arg(var=str(tree.children[0]), half=0 if tree.data == "first_half" else 1)
+    if tree.data == "every_other":
+        return Arg(var=str(tree.children[0]), parity=0 if str(tree.children[1]) == "::2" else 1)
     return Arg(const=_constant(tree))
 
 
@@ -133,7 +135,8 @@ def parse_rule(text: str, path: str) -> Rule:
         hint = f"; expected one of {', '.join(expected[:8])}" if expected else ""
         raise _error(path, error.line, error.column, f"{found}{hint}") from None
     doc = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("#"))
-    rule = Rule(id=Path(path).stem, path=path, doc=doc)
+    stem_id, _, shape = Path(path).stem.partition(".")
+    rule = Rule(id=stem_id, path=path, shape=shape, doc=doc)
     seen: set[str] = set()
     externs: list[lark.Token] = []
     for item in tree.children:
@@ -165,8 +168,12 @@ def _check(rule: Rule) -> None:
     if not _RULE_ID.fullmatch(rule.id):
         raise _error(path, 1, 1, f"rule id {rule.id!r} must be letters, digits and `_` (it names the rule "
                                  "everywhere, and its file is `<id>.adopt`)")
-    if rule.id != Path(path).stem:
-        raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {Path(path).stem!r}")
+    stem = Path(path).stem
+    if rule.key != stem:
+        raise _error(path, 1, 1, f"rule id {rule.id!r} differs from its file name {stem!r} (`<id>.adopt`, or "
+                                 "`<id>.<shape>.adopt` for another code shape of the same rule)")
+    if rule.shape and not _RULE_ID.fullmatch(rule.shape):
+        raise _error(path, 1, 1, f"shape {rule.shape!r} (the file name after the id) must be letters, digits and `_`")
     for setting, (first, second) in _SETTING_VALUES.items():
         value = getattr(rule, setting)
         if value not in (first, second):
@@ -180,17 +187,19 @@ def _check(rule: Rule) -> None:
             if not node.ordered:
                 raise _error(path, node.line, node.col, "`&` (nodes in any order) is for a `forward:` source pattern only")
     produced = {node.output for node in rule.forward_source}
+    source_halves = {(item.arg.var, item.arg.half) for node in rule.forward_source for item in node.inputs
+                     if item.arg.half is not None}
     for part, where in ((rule.init_source, "init"), (rule.init_target, "target"), (rule.forward_target, "target"),
                         (rule.forward_source, "forward")):
         for node in part:
             for item in node.inputs:
-                if where != "forward" and (item.arg.half is not None or item.element is not None):
+                # a forward target may pass on a half the source takes: the code's expression for it
+                passed_half = part is rule.forward_target and (item.arg.var, item.arg.half) in source_halves
+                if where != "forward" and (item.element is not None or item.arg.parity is not None
+                                           or (item.arg.half is not None and not passed_half)):
                     raise _error(path, item.line, item.col,
-                                 "halves (`$x[:half]`) and tuples (`($a, $b)`) are for a `forward:` source pattern only")
-                if item.arg.half is not None and item.arg.var in produced:
-                    raise _error(path, item.line, item.col,
-                                 f"a half of {item.arg.var}, which the pattern computes, is not supported: "
-                                 "halves are of an input of the matched code")
+                                 "halves (`$x[:half]`), alternate items (`$x[::2]`) and tuples (`($a, $b)`) are for a "
+                                 "`forward:` source pattern (a forward target may pass on a half its source takes)")
     for part in (rule.init_target, rule.forward_target):
         for node in part:
             if len(node.callees) > 1:

@@ -15,6 +15,14 @@ class Arg:
     const: str | None = None
     code: str | None = None
     half: int | None = None  # `$x[:half]` (0) / `$x[half:]` (1): that half of the last dimension of $x
+    parity: int | None = None  # `$x[::2]` (0) / `$x[1::2]` (1): the even / odd items of the last dimension of $x
+
+    @property
+    def part(self) -> tuple[str, int] | None:
+        """("half", 0 or 1), ("parity", 0 or 1), or None when the input is the whole value."""
+        if self.half is not None:
+            return ("half", self.half)
+        return ("parity", self.parity) if self.parity is not None else None
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class PatternNode:
 class Rule:
     id: str
     path: str
+    # one of several files of one rule (`<id>.<shape>.adopt`): another code shape of the same
+    # transformation, with its own patterns and target; reported under the rule's id
+    shape: str = ""
     anchor: str = "forward"  # which part's first node gives the location's line
     kernel: str = "paper"
     guards: str = "feasible"  # "feasible": nodes can share a path; "equal": nodes run under the same guards
@@ -68,6 +79,19 @@ class Rule:
     forward_source: list[PatternNode] = field(default_factory=list)
     forward_target: list[PatternNode] = field(default_factory=list)
     doc: str = ""
+
+    @property
+    def key(self) -> str:
+        """What names this file's patterns (its compiled program, a match's rewrite): the id, or
+        `<id>.<shape>` for a further shape."""
+        return f"{self.id}.{self.shape}" if self.shape else self.id
+
+    @property
+    def kept_nodes(self) -> list[int]:
+        """Forward nodes a rewrite leaves as they are: the pattern reads their output only through
+        halves the code takes of it (`$p[:half]`, swiglu's chunked shape), which the target passes on."""
+        whole = {item.arg.var for node in self.forward_source for item in node.inputs if item.arg.part is None}
+        return [i for i, node in enumerate(self.forward_source[:-1]) if node.output not in whole]
 
     @property
     def detect_only(self) -> bool:

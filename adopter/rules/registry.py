@@ -16,6 +16,15 @@ def bundled_rule_files() -> list[Path]:
     return sorted(RULES_DIR.glob("*/*.adopt"))
 
 
+def bundled_rules() -> dict[str, list[Path]]:
+    """Each bundled rule's id and its files: `<id>.adopt` first, then its other code shapes
+    `<id>.<shape>.adopt` (one transformation, written another way in the code it finds)."""
+    by_id: dict[str, list[Path]] = {}
+    for f in sorted(bundled_rule_files(), key=lambda f: (f.stem.partition(".")[0], "." in f.stem, f.stem)):
+        by_id.setdefault(f.stem.partition(".")[0], []).append(f)
+    return by_id
+
+
 def load_rule_cached(path: Path, cache: ResultCache) -> Rule:
     """`rules.dsl.load_rule`, remembered by the file's bytes (and the DSL's code, through the
     cache's fingerprint): an unchanged rule is a JSON read, and lark is never imported.
@@ -41,10 +50,9 @@ def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFA
     A malformed rule or an unknown id raises `AdopterError` before any analysis runs.
     Parsed rules are cached under `cache_dir` (None: parse every time).
     """
-    files = bundled_rule_files()
-    by_id = {f.stem: f for f in files}
+    by_id = bundled_rules()  # a rule's id selects all its files
     chosen: list[Path] = []
-    for selector in selectors or [str(f) for f in files]:
+    for selector in selectors or [str(f) for files in by_id.values() for f in files]:
         path = Path(selector)
         if path.is_dir():
             chosen += sorted(path.glob("*.adopt"))
@@ -53,7 +61,7 @@ def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFA
         elif (RULES_DIR / selector).is_dir():
             chosen += sorted((RULES_DIR / selector).glob("*.adopt"))
         elif selector in by_id:
-            chosen.append(by_id[selector])
+            chosen += by_id[selector]
         else:
             known = ", ".join(sorted(by_id))
             raise AdopterError(Diagnostic(selector, None, None, f"unknown rule id or path (bundled rules: {known})"))
@@ -61,8 +69,8 @@ def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFA
     cache = ResultCache(cache_dir)
     for path in chosen:
         rule = load_rule_cached(path, cache)
-        if rule.id not in seen:
-            seen.add(rule.id)
+        if rule.key not in seen:
+            seen.add(rule.key)
             rules.append(rule)
     if not rules:
         raise AdopterError(Diagnostic(" ".join(selectors or []), None, None, "no rules selected"))

@@ -53,6 +53,31 @@ def _motion_inputs(gen) -> dict:
             "encoder_hidden_states": torch.randn(4, 4, 16, generator=gen)}
 
 
+def _unet_inputs(gen, frames: int | None = None) -> dict:
+    import torch
+
+    shape = (1, 4, 16, 16) if frames is None else (1, 4, frames, 16, 16)
+    return {"sample": torch.randn(*shape, generator=gen), "timestep": torch.tensor([10]),
+            "encoder_hidden_states": torch.randn(1, 3, 16, generator=gen)}
+
+
+def _tokens(width: int):
+    """Inputs of a module that takes `hidden_states` of (batch, tokens, width)."""
+    def inputs(gen) -> dict:
+        import torch
+
+        return {"hidden_states": torch.randn(2, 5, width, generator=gen)}
+    return inputs
+
+
+def _minimax_block_inputs(gen) -> dict:
+    import torch
+
+    # cos and sin of the leading 4 of each head's 8 dims (the block rotates a part of them)
+    angles = torch.randn(5, 4, generator=gen)
+    return {"hidden_states": torch.randn(2, 5, 16, generator=gen), "rotary_emb": (angles.cos(), angles.sin())}
+
+
 def _prx_inputs(gen) -> dict:
     import torch
 
@@ -74,6 +99,24 @@ RUNS: dict[str, list[Run]] = {
         dict(in_channels=4, patch_size=2, context_in_dim=8, hidden_size=32, mlp_ratio=2.0, num_heads=2, depth=1,
              axes_dim=[8, 8]),
         _prx_inputs)],
+    # the patches (groupnorm_silu's get_activation shape) are the UNets' heads: conv_norm_out, then conv_act
+    "diffusers/models/unets/unet_2d_condition.py": [Run(
+        "UNet2DConditionModel",
+        dict(block_out_channels=(32, 64), layers_per_block=1, sample_size=16, in_channels=4, out_channels=4,
+             down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+             cross_attention_dim=16, attention_head_dim=8),
+        _unet_inputs)],
+    "diffusers/models/unets/unet_3d_condition.py": [Run(
+        "UNet3DConditionModel",
+        dict(block_out_channels=(32, 64), layers_per_block=1, sample_size=16, in_channels=4, out_channels=4,
+             down_block_types=("CrossAttnDownBlock3D", "DownBlock3D"), up_block_types=("UpBlock3D", "CrossAttnUpBlock3D"),
+             cross_attention_dim=16, attention_head_dim=8),
+        lambda gen: _unet_inputs(gen, frames=2))],
+    # swiglu's further shapes: diffusers' SwiGLU (chunked), Krea2's (F.silu), MiniMax Music 3's block (chunked F.silu)
+    "diffusers/models/activations.py": [Run("SwiGLU", dict(dim_in=8, dim_out=16), _tokens(8))],
+    "diffusers/models/transformers/transformer_krea2.py": [Run("Krea2SwiGLU", dict(dim=8, hidden_dim=16), _tokens(8))],
+    "diffusers/models/transformers/transformer_minimax_music3.py": [Run(
+        "MiniMaxMusic3TransformerBlock", dict(dim=16, heads=2, head_dim=8, ff_inner_dim=32), _minimax_block_inputs)],
 }
 
 

@@ -78,6 +78,30 @@ def test_sarif_is_a_2_1_0_log(tmp_path):
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
 
 
+GLU = """
+import torch.nn.functional as F
+from torch import nn
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate, self.up, self.proj = nn.Linear(4, 8), nn.Linear(4, 8), nn.Linear(4, 16)
+    def forward(self, x):
+        y = F.silu(self.gate(x)) * self.up(x)
+        a, b = self.proj(x).chunk(2, dim=-1)
+        return y + a * F.silu(b)
+"""
+
+
+def test_the_shapes_of_one_rule_report_under_its_id(tmp_path):
+    # swiglu.silu_fn.adopt and swiglu.chunk_silu_fn_last.adopt: one rule, two shapes
+    (tmp_path / "m.py").write_text(GLU)
+    rows = [json.loads(line) for line in run("scan", tmp_path / "m.py", "--format", "jsonl", "-r", "swiglu").stdout.splitlines()]
+    assert [(r["rule"], r["line"], r["shape"]) for r in rows] == [("swiglu", 9, "silu_fn"), ("swiglu", 11, "chunk_silu_fn_last")]
+    log = json.loads(run("scan", tmp_path / "m.py", "--format", "sarif", "-r", "swiglu").stdout)
+    assert [d["id"] for d in log["runs"][0]["tool"]["driver"]["rules"]] == ["swiglu"]  # one descriptor per rule
+    assert {r["ruleIndex"] for r in log["runs"][0]["results"]} == {0}
+
+
 def test_output_file_is_written_and_stdout_stays_empty(tmp_path):
     (tmp_path / "m.py").write_text(CODE)
     out = tmp_path / "report" / "matches.jsonl"
@@ -150,7 +174,11 @@ def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_t
     assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm"),
                      ("bert", "manual_attention", "BertSelfAttention"),
                      ("t5", "swiglu", "T5DenseGatedActDense"), ("llama", "swiglu", "LlamaMLP"),
-                     ("llama", "rotary", "-")}  # in the module-level apply_rotary_pos_emb
+                     ("llama", "rotary", "-"),  # in the module-level apply_rotary_pos_emb
+                     # (fused_linear_cross_entropy's classifier and own-size shapes; Llama's shift is no location)
+                     ("bert", "fused_linear_cross_entropy", "BertForTokenClassification"),
+                     ("bert", "fused_linear_cross_entropy", "BertForSequenceClassification"),
+                     ("t5", "fused_linear_cross_entropy", "T5ForConditionalGeneration")}
 
 
 def test_rules_find_matches_in_module_level_functions_whatever_their_scope(tmp_path):

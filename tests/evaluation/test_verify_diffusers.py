@@ -79,7 +79,7 @@ def test_a_changed_line_that_never_runs_is_not_exercised(corpus, tmp_path):
 
 
 def test_a_file_without_a_declared_tiny_model_is_not_instantiable(corpus):
-    path = "diffusers/models/activations.py"
+    path = "diffusers/models/autoencoders/autoencoder_same.py"
     status, reason = diffusers_sample.verify_file(path, corpus / path, corpus / path)
     assert status == "not_instantiable" and "RUNS" in reason
 
@@ -96,5 +96,11 @@ def test_patch_and_verify_the_sampled_diffusers_files_end_to_end(corpus, tmp_pat
     code = diffusers_sample.main(["--patched", str(patched), "--patches", str(diffs), "--out", str(out)])
     with (out / "diffusers-all.tsv").open() as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
-    assert sorted((r["rule"], r["status"]) for r in rows) == [("groupnorm_silu", "verified"), ("swiglu", "verified")]
+    # groupnorm_silu: the motion model's head and the two UNets' (get_activation); swiglu: PRX's MLP
+    # and the three further shapes' files (activations.py's SwiGLU, Krea2, MiniMax Music 3)
+    assert sorted((r["rule"], r["file"].rsplit("/", 1)[-1].split(":")[0], r["status"]) for r in rows) == [
+        ("groupnorm_silu", "unet_2d_condition.py", "verified"), ("groupnorm_silu", "unet_3d_condition.py", "verified"),
+        ("groupnorm_silu", "unet_motion_model.py", "verified"), ("swiglu", "activations.py", "verified"),
+        ("swiglu", "transformer_krea2.py", "verified"), ("swiglu", "transformer_minimax_music3.py", "verified"),
+        ("swiglu", "transformer_prx.py", "verified")]
     assert code == 0

@@ -1,4 +1,4 @@
-"""adopter.kernels.gated_act, apply_rotary, group_norm_silu and the library kernels they may pick (adopter/kernels/library.py):
+"""adopter.kernels.gated_act (and gated_act_mul, gated_silu, silu_mul), apply_rotary, group_norm_silu (and group_norm_act) and the library kernels they may pick (adopter/kernels/library.py):
 the run-time selection, and outputs and gradients equal to the original ops on the path that
 runs. Needs torch (and transformers for its activation classes): `make test-verify`.
 
@@ -20,7 +20,8 @@ from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 import adopter.kernels as kernels  # noqa: E402
-from adopter.kernels import apply_rotary, gated_act, group_norm_silu  # noqa: E402
+from adopter.kernels import (apply_rotary, gated_act, gated_act_mul, gated_silu, group_norm_act,  # noqa: E402
+                             group_norm_silu, silu_mul)
 from adopter.kernels.library import GELU_TANH_MUL, GROUP_NORM, ROPE, SILU_MUL, LibraryKernel  # noqa: E402
 
 
@@ -54,6 +55,29 @@ def test_gated_act_computes_the_original_ops_with_the_same_gradients(name, bias)
     # on CPU the fallback runs, which is the original ops: bit for bit
     assert torch.equal(got, expected)
     assert all(torch.equal(a, b) for a, b in zip(grads_got, grads_expected))
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_gated_act_mul_on_the_halves_of_one_projection_computes_the_original_ops(name):
+    act = ACTIVATIONS[name]
+    proj, _ = _mlp()
+    x = torch.randn(2, 3, 8, requires_grad=True)
+    for gate_half in (0, 1):  # swiglu.chunk_gate_first / chunk_gate_last
+        halves = proj(x).chunk(2, dim=-1)
+        a, b = halves[gate_half], halves[1 - gate_half]
+        expected = act(a) * b if gate_half == 0 else b * act(a)
+        got = gated_act_mul(act, a, b)
+        assert torch.equal(got, expected)
+        grads = [torch.autograd.grad(y.square().sum(), [x, proj.weight], retain_graph=True) for y in (got, expected)]
+        assert all(torch.equal(g1, g2) for g1, g2 in zip(*grads))
+
+
+def test_the_silu_function_forms_compute_the_original_ops():
+    gate, up = _mlp()
+    x = torch.randn(2, 3, 8)
+    assert torch.equal(gated_silu(gate, up, x), F.silu(gate(x)) * up(x))
+    a, b = gate(x).chunk(2, dim=-1)
+    assert torch.equal(silu_mul(b, a), a * F.silu(b))
 
 
 def test_the_activations_a_library_kernel_covers():
@@ -113,6 +137,19 @@ def test_the_library_kernel_runs_where_its_declared_support_holds(stand_in):
     with torch.no_grad():  # inference is declared supported too
         gated_act(gate, up, nn.SiLU(), x)
     assert len(calls) == 2
+
+
+def test_the_library_kernel_runs_on_the_halves_of_one_projection(stand_in):
+    """(Liger-Kernel's SiLU-mul takes the strided halves as they are: right values and
+    gradients on an H200, evaluation/bench/shape_kernels.py)"""
+    _kernel, calls = stand_in
+    proj, _ = _mlp()
+    x = torch.randn(2, 3, 8)
+    up, gate = proj(x).chunk(2, dim=-1)
+    assert not gate.is_contiguous()
+    got = gated_act_mul(nn.SiLU(), gate, up)
+    assert calls == [(torch.Size([2, 3, 8]), torch.float32)]
+    assert torch.allclose(got, up * F.silu(gate), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("case", ["float64", "another activation", "shapes differ", "too wide", "empty",
@@ -303,6 +340,18 @@ def test_the_group_norm_kernel_runs_where_its_declared_support_holds(group_norm_
     got = group_norm_silu(norm, x)
     assert group_norm_stand_in == [((2, 4, 3, 3), 4, 2)]
     assert torch.allclose(got, F.silu(norm(x)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("act", [nn.SiLU(), nn.GELU(), nn.Mish()], ids=["SiLU", "GELU", "Mish"])
+def test_group_norm_act_runs_the_norm_then_the_module_as_it_is(group_norm_stand_in, act):
+    """groupnorm_silu.get_activation's kernel: whatever module get_activation returned."""
+    norm, x = _norm_and_input(dtype=torch.float64)
+    assert torch.equal(group_norm_act(norm, act, x), act(norm(x)))  # float64: no kernel, the original ops
+    assert group_norm_stand_in == []
+    norm, x = _norm_and_input()
+    got = group_norm_act(norm, act, x)
+    assert group_norm_stand_in == [((2, 4, 3, 3), 4, 2)]
+    assert torch.allclose(got, act(norm(x)), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("case", ["float64", "not affine", "2-d input", "a subclass", "weights in another dtype",

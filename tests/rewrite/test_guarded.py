@@ -57,5 +57,5 @@ def test_a_condition_that_is_no_expression_is_refused():
 def test_the_patched_fixture_that_test_kernels_runs_is_the_rewriters_output():
     rules = load_rules(["manual_attention"])
     matches = scan([str(FIXTURE)], rules, jobs=1, cache_dir=None, layout=True).matches
-    patched = patch_source(str(FIXTURE), FIXTURE.read_text(), matches, {r.id: r for r in rules}, kernels="torch").patched
+    patched = patch_source(str(FIXTURE), FIXTURE.read_text(), matches, {r.key: r for r in rules}, kernels="torch").patched
     assert_golden(patched, PATCHED)

@@ -87,10 +87,11 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
     ("rule: bad\ninit: torch.nn.SiLU|torch.nn.GELU() -> $a => torch.nn.ReLU() -> $a\nforward: $a($x) -> $y => _\n",
      2, 46, "$a is built by one of several types (`a|b`)"),
     ("rule: bad\nforward: torch.relu|torch.nope($x) -> $y => _\n", 2, 10, "torch.nope"),
-    ("rule: bad\nforward: torch.relu($x) -> $y; -$y[half:] -> $z => _\n", 2, 33, "a half of $y, which the pattern computes"),
     ("rule: bad\nforward: torch.cat((($a, $b), $c)) -> $y => _\n", 2, 20, "a tuple `(...)` is an input of its own"),
     ("rule: bad\nextern: k.K\nforward: torch.relu($x) -> $y => k.K($x[:half]) -> $y\n", 3, 38,
-     "halves (`$x[:half]`) and tuples (`($a, $b)`) are for a `forward:` source pattern only"),
+     "a forward target may pass on a half its source takes"),
+    ("rule: bad\nextern: k.K\nforward: torch.relu($x[half:]) -> $y => k.K($x[:half]) -> $y\n", 3, 45,
+     "a forward target may pass on a half its source takes"),
 ])
 def test_malformed_rules_name_file_line_and_column(text, line, col, message):
     with pytest.raises(AdopterError) as caught:
@@ -209,3 +210,36 @@ def test_halves_and_tuple_elements_compile_to_parts_of_inputs():
     assert "halves_asked." in program and 'elements_asked("torch.cat", 0).' in program
     from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
     ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
+
+
+def test_alternate_items_and_halves_of_a_computed_value_compile_to_parts_of_inputs():
+    # rotary.interleaved's pairs, and swiglu's chunked shape: halves of a node's output
+    text = ("rule: rot\nforward: $q * $c -> $a & -$q[1::2] -> $n; torch.stack(($n, $q[::2]), dim=-1) -> $s; "
+            "$a + $s -> $y => _\n")
+    rule = parse_rule(text, "adopter/rules/x/rot.adopt")
+    assert [(i.arg.var, i.arg.parity, i.arg.part) for i in rule.forward_source[2].inputs[:2]] == [
+        ("$n", None, None), ("$q", 0, ("parity", 0))]
+    program = compile_rule(rule)
+    assert "input_parity(X2, 0, 1, V_q)" in program and "input_parity(X3, e(0, 1), 0, V_q)" in program
+    assert "parities_asked." in program and "halves_asked." not in program
+    chunked = parse_rule("rule: glu\nextern: k.mul\ninit: torch.nn.Linear() -> $p => _\n"
+                         "forward: $p($x) -> $h; torch.nn.functional.silu($h[half:]) -> $a; $h[:half] * $a -> $y "
+                         "=> k.mul($h[half:], $h[:half]) -> $y\n", "adopter/rules/x/glu.adopt")
+    assert chunked.kept_nodes == [0]  # the projection is read only through its halves: the rewrite keeps it
+    program = compile_rule(chunked)
+    assert "input_half(X2, 0, 1, node(X1))" in program and 'pattern_kept("glu", 0).' in program
+    assert 'pattern_edge("glu", 0,' not in program  # its halves are not values the fusion hides
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
+    ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
+
+
+def test_a_rule_of_several_shapes_is_one_id_with_a_key_per_file():
+    rule = parse_rule("rule: glu\nforward: torch.relu($x) -> $y => _\n", "adopter/rules/x/glu.chunked.adopt")
+    assert (rule.id, rule.shape, rule.key) == ("glu", "chunked", "glu.chunked")
+    assert 'cand(m("glu.chunked", R' in compile_rule(rule)
+    for path, message in [("adopter/rules/x/other.chunked.adopt", "differs from its file name"),
+                          ("adopter/rules/x/glu.two.parts.adopt", "must be letters, digits and `_`"),
+                          ("adopter/rules/x/glu.-x.adopt", "must be letters, digits and `_`")]:
+        with pytest.raises(AdopterError) as caught:
+            parse_rule("rule: glu\nforward: torch.relu($x) -> $y => _\n", path)
+        assert message in caught.value.diagnostic.message, path

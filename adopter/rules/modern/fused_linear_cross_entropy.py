@@ -55,8 +55,8 @@ class Seq2SeqLM(CausalLM):
 
 class Classifier(CausalLM):
     def forward(self, pooled, labels):
-        # a class count, not the vocabulary
-        # no-match: fused_linear_cross_entropy
+        # a classifier flattened over `self.config.num_labels` (known limit: the classifier shape reads `self.num_labels`)
+        # todo-match: fused_linear_cross_entropy
         logits = self.classifier(pooled)
         loss_fct = CrossEntropyLoss()
         return loss_fct(logits.view(-1, self.config.num_labels), labels.view(-1))
@@ -112,3 +112,59 @@ class OwnVocabSize(CausalLM):
         # todo-match: fused_linear_cross_entropy
         logits = self.lm_head(hidden_states)
         return F.cross_entropy(logits.view(-1, self.vocab_size), labels.view(-1)), logits
+
+
+# --- the further shapes (fused_linear_cross_entropy.*.adopt) ---------------------------------
+
+class TokenClassifier(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.num_labels = config.num_labels
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.qa_outputs = nn.Linear(config.hidden_size, 1)
+
+    def forward(self, sequence_output, labels):
+        # match: fused_linear_cross_entropy
+        logits = self.classifier(sequence_output)
+        loss_fct = CrossEntropyLoss()
+        return loss_fct(logits.view(-1, self.num_labels), labels.view(-1)), logits
+
+
+class LastTokenClassifier(TokenClassifier):
+    def forward(self, hidden_states, labels, last):
+        # the loss reads one row per sequence, not the head's output
+        # no-match: fused_linear_cross_entropy
+        logits = self.classifier(hidden_states)
+        pooled_logits = logits[torch.arange(hidden_states.shape[0]), last]
+        loss_fct = CrossEntropyLoss()
+        return loss_fct(pooled_logits.view(-1, self.num_labels), labels.view(-1)), pooled_logits
+
+
+class MultipleChoice(TokenClassifier):
+    def forward(self, pooled, labels, num_choices):
+        # the class axis is the choices, not the head's one output feature
+        # no-match: fused_linear_cross_entropy
+        logits = self.qa_outputs(pooled)
+        reshaped_logits = logits.view(-1, num_choices)
+        return CrossEntropyLoss()(reshaped_logits, labels), reshaped_logits
+
+
+class OwnSize(CausalLM):
+    def forward(self, sequence_output, labels):
+        # match: fused_linear_cross_entropy
+        lm_logits = self.lm_head(sequence_output)
+        loss_fct = CrossEntropyLoss(ignore_index=-100)
+        return loss_fct(lm_logits.view(-1, lm_logits.size(-1)), labels.view(-1)), lm_logits
+
+
+class BiasAdded(CausalLM):
+    def __init__(self, config):
+        super().__init__(config)
+        self.register_buffer("final_logits_bias", torch.zeros((1, config.vocab_size)))
+
+    def forward(self, hidden_states, labels):
+        # match: fused_linear_cross_entropy
+        lm_logits = self.lm_head(hidden_states)
+        lm_logits = lm_logits + self.final_logits_bias.to(lm_logits.device)
+        loss_fct = CrossEntropyLoss()
+        return loss_fct(lm_logits.view(-1, self.config.vocab_size), labels.view(-1)), lm_logits

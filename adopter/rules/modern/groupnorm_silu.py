@@ -3,6 +3,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from diffusers.models.activations import get_activation
+
 
 class ResnetBlock(nn.Module):
     def __init__(self, channels, groups=4):
@@ -87,3 +89,57 @@ class ChosenActivation(nn.Module):
         # an activation a function of another file returns (diffusers' get_activation): its type is not known (known limit)
         # todo-match: groupnorm_silu
         return self.nonlinearity(self.norm(x))
+
+
+# --- an activation diffusers' get_activation builds (groupnorm_silu.get_activation.adopt) ---
+
+class UNetHead(nn.Module):
+    # diffusers' UNet2DConditionModel: the head built under a guard, the name a parameter's default
+    def __init__(self, act_fn: str = "silu", norm_num_groups=32):
+        super().__init__()
+        if norm_num_groups is not None:
+            self.conv_norm_out = nn.GroupNorm(norm_num_groups, 64)
+            self.conv_act = get_activation(act_fn)
+        else:
+            self.conv_norm_out = None
+            self.conv_act = None
+        self.conv_out = nn.Conv2d(64, 4, 3)
+
+    def forward(self, sample):
+        if self.conv_norm_out:
+            # match: groupnorm_silu
+            sample = self.conv_norm_out(sample)
+            sample = self.conv_act(sample)
+        return self.conv_out(sample)
+
+
+class NamedSiLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(4, 64)
+        self.act = get_activation("silu")
+        self.gelu = get_activation("gelu")
+        self.chosen = get_activation(self.pick())
+
+    def pick(self):
+        return "mish"
+
+    def forward(self, x):
+        # match: groupnorm_silu
+        y = self.act(self.norm(x))
+        # no-match: groupnorm_silu
+        y = y + self.gelu(self.norm(x))
+        # no-match: groupnorm_silu
+        return y + self.chosen(self.norm(x))
+
+
+class DefaultNotSiLU(nn.Module):
+    def __init__(self, act_fn: str = "swish"):
+        super().__init__()
+        self.norm = nn.GroupNorm(4, 64)
+        self.act = get_activation(act_fn)
+
+    def forward(self, x):
+        # (swish is SiLU under another name: not this rule's constant; the rewrite would be exact all the same)
+        # no-match: groupnorm_silu
+        return self.act(self.norm(x))

@@ -62,7 +62,8 @@ def rotate_interleaved(x):
 
 
 def apply_interleaved(q, cos, sin):
-    # no-match: rotary
+    # the interleaved form (rotary.interleaved.adopt: found, not rewritten)
+    # match: rotary
     return (q * cos) + (rotate_interleaved(q) * sin)
 
 
@@ -140,6 +141,31 @@ class InMethod(nn.Module):
 class FloatTwice(InMethod):
     def forward(self, x, cos, sin):
         q = self.proj(x)
-        # two `.float()` calls are two values: not seen as one (known limit)
-        # todo-match: rotary
+        # two `.float()` calls of one value are one value (equal tensors)
+        # match: rotary
         return q.float() * cos + rotate_half(q.float()) * sin
+
+
+class InterleavedInMethod(InMethod):
+    # RoFormer: the rotation written inline, pairs by strided subscripts, back to q's shape by reshape_as
+    def forward(self, x, cos, sin):
+        q = self.proj(x)
+        rotated = torch.stack([-q[..., 1::2], q[..., ::2]], dim=-1).reshape_as(q)
+        # match: rotary
+        return q * cos + rotated * sin
+
+
+class InterleavedOtherTensor(InMethod):
+    def forward(self, x, y, cos, sin):
+        q, k = self.proj(x), self.proj(y)
+        rotated = torch.stack([-k[..., 1::2], q[..., ::2]], dim=-1).reshape_as(q)
+        # no-match: rotary
+        return q * cos + rotated * sin
+
+
+class InterleavedOtherStride(InMethod):
+    def forward(self, x, cos, sin):
+        q = self.proj(x)
+        rotated = torch.stack([-q[..., 1::3], q[..., ::3]], dim=-1).reshape_as(q)
+        # no-match: rotary
+        return q * cos + rotated * sin

@@ -1,4 +1,5 @@
 # Fixture for adopter/rules/modern/swiglu.adopt.
+import torch
 import torch.nn.functional as F
 from torch import nn
 
@@ -138,6 +139,96 @@ class UpFirst(LlamaMLP):
 
 class FunctionalSiLU(LlamaMLP):
     def forward(self, x):
-        # F.silu is a function, not a module the init part can bind (known limit)
-        # todo-match: swiglu
+        # the SiLU function (swiglu.silu_fn.adopt)
+        # match: swiglu
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class FunctionalGELU(LlamaMLP):
+    def forward(self, x):
+        # no-match: swiglu
+        return self.down_proj(F.gelu(self.gate_proj(x)) * self.up_proj(x))
+
+
+# --- the chunked shape: one projection holds both halves (swiglu.chunk_*.adopt) ------------
+
+class ChunkedGateLast(nn.Module):
+    # diffusers' SwiGLU
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 32)
+        self.activation = nn.SiLU()
+
+    def forward(self, hidden_states):
+        hidden_states = self.proj(hidden_states)
+        hidden_states, gate = hidden_states.chunk(2, dim=-1)
+        # match: swiglu
+        return hidden_states * self.activation(gate)
+
+
+class ChunkedGateFirst(nn.Module):
+    # ModernBERT's decoder MLP: the activation on the first half, a dropout before the down projection
+    def __init__(self, config):
+        super().__init__()
+        self.Wi = nn.Linear(8, 32)
+        self.act = ACT2FN[config.hidden_activation]
+        self.drop = nn.Dropout(0.1)
+        self.Wo = nn.Linear(16, 8)
+
+    def forward(self, hidden_states):
+        input, gate = self.Wi(hidden_states).chunk(2, dim=-1)
+        # match: swiglu
+        return self.Wo(self.drop(self.act(input) * gate))
+
+
+class ChunkedFunctional(ChunkedGateLast):
+    def forward(self, h):
+        x, gate = self.proj(h).chunk(2, dim=-1)
+        # match: swiglu
+        y = x * F.silu(gate)
+        a, b = torch.chunk(self.proj(h), 2, -1)
+        # match: swiglu
+        return y + F.silu(a) * b
+
+
+class ChunkedOtherDim(ChunkedGateLast):
+    def forward(self, h):
+        x, gate = self.proj(h).chunk(2, dim=1)
+        # no-match: swiglu
+        return x * self.activation(gate)
+
+
+class ChunkedSameHalf(ChunkedGateLast):
+    def forward(self, h):
+        x, gate = self.proj(h).chunk(2, dim=-1)
+        # no-match: swiglu
+        return gate * self.activation(gate)
+
+
+class ChunkedHalvesOfTwoValues(ChunkedGateLast):
+    def forward(self, h):
+        x, _ = self.proj(h).chunk(2, dim=-1)
+        _, gate = self.proj(h + 1).chunk(2, dim=-1)
+        # no-match: swiglu
+        return x * self.activation(gate)
+
+
+class ChunkedActivationReadElsewhere(ChunkedGateLast):
+    def forward(self, h):
+        x, gate = self.proj(h).chunk(2, dim=-1)
+        a = self.activation(gate)
+        # no-match: swiglu
+        return x * a, a
+
+
+class ChunkedFunctionalLinear(nn.Module):
+    # MoE experts: a functional linear on a Parameter, not an nn.Linear module
+    def __init__(self):
+        super().__init__()
+        self.gate_up_proj = nn.Parameter(torch.empty(4, 32, 8))
+        self.act_fn = nn.SiLU()
+
+    def forward(self, h, expert: int):
+        gate, up = F.linear(h, self.gate_up_proj[expert]).chunk(2, dim=-1)
+        # no-match: swiglu
+        return self.act_fn(gate) * up
