@@ -68,6 +68,10 @@ class Namer:
         return self.local[qname]
 
 
+# how a pattern writes a part of a value (rules/model.py's Arg.part)
+_PART_TEXT = {("half", 0): "[:half]", ("half", 1): "[half:]", ("parity", 0): "[::2]", ("parity", 1): "[1::2]"}
+
+
 def snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
@@ -351,7 +355,7 @@ class _Planner:
 
         def input_value(var: str | tuple[str, tuple[str, int]]) -> cst.BaseExpression:
             if var not in external or external[var] not in captured:
-                name = var if isinstance(var, str) else f"{var[0]}[{':half' if var[1] == ('half', 0) else 'half:'}]"
+                name = var if isinstance(var, str) else var[0] + _PART_TEXT[var[1]]
                 raise Unsafe(f"{name} is not an input of the matched nodes")
             return captured[external[var]]
 
