@@ -271,7 +271,8 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, li
     anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
                for n, p in zip(nodes, rule.forward_source)]
     # (a node the rewrite keeps, read only through halves, is not where the fusion is)
-    first = ctors[0] if rule.anchor == "init" else next(a for i, a in enumerate(anchors) if i not in rule.kept_nodes)
+    kept = rule.kept_nodes
+    first = ctors[0] if rule.anchor == "init" else next(a for i, a in enumerate(anchors) if i not in kept)
     line, col, _, _ = pos.span(first)
     cls, function = pos.owner(first)
     end_line = max(pos.span(a)[2] for a in anchors)

@@ -330,10 +330,11 @@ class _Planner:
                     external.setdefault(key, (i, item.position, item.element))
         last_line = self.ctx.statement_line(last.stmt, "the last node's statement")
         moved: list[cst.SimpleStatementLine] = []
+        kept = self.rule.kept_nodes
         for i, (s, site) in enumerate(zip(source[:-1], sites[:-1])):
             if i in self.match.layout.inlined:  # in a function a call in the fused expression runs: dropped with it
                 continue
-            if i in self.rule.kept_nodes:  # read only through halves the code takes: it stays
+            if i in kept:  # read only through halves the code takes: it stays
                 if i in self.match.layout.nested:
                     raise Unsafe(f"node {i + 1}, whose halves the fusion passes on, is inside the fused expression")
                 continue

@@ -186,7 +186,6 @@ def _check(rule: Rule) -> None:
         for node in part:
             if not node.ordered:
                 raise _error(path, node.line, node.col, "`&` (nodes in any order) is for a `forward:` source pattern only")
-    produced = {node.output for node in rule.forward_source}
     source_halves = {(item.arg.var, item.arg.half) for node in rule.forward_source for item in node.inputs
                      if item.arg.half is not None}
     for part, where in ((rule.init_source, "init"), (rule.init_target, "target"), (rule.forward_target, "target"),
