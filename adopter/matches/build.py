@@ -19,7 +19,7 @@ from adopter.extract.python_facts import FileFacts
 from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule, oriented
 
-REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_path_cut", "report_out", "report_input",
+REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_path_cut", "report_lifted", "report_out", "report_input",
              "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
@@ -110,6 +110,9 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     for name, root, nodes, ctors, read, text, polarity in model.get("match_eager"):
         reads = eager.setdefault((name.string, root, nodes, ctors), {})
         reads.setdefault(read, set()).add((text.string, polarity.name == "pos"))
+    lifted: dict[tuple, dict] = {}  # (match key) -> {node: the call in the last node's function that runs it}
+    for name, root, nodes, ctors, node, call in model.get("report_lifted"):
+        lifted.setdefault((name.string, root, nodes, ctors), {})[node] = call.number
     merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
     layouts = _layouts(model, eager) if layout else {}
     found: dict[tuple, Match] = {}
@@ -123,7 +126,8 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
-        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut)
+        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut,
+                             lifted.get(key, {}))
         if key[1].name == "u":  # a subclass's root, running its base's forward: the match is the subclass's
             match.class_ = pos.class_name[key[1].arguments[1].number]
             match.inherited = True
@@ -265,14 +269,17 @@ def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
     return seq_ctor.get(node, site[node])
 
 
-def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut) -> Match:
+def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut,
+                 lifted: dict) -> Match:
     ctor_of = {p.output: c for p, c in zip(rule.init_source, ctors)}
     # a Sequential layer is anchored at its constructor: the one the match linked, if any
     anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
                for n, p in zip(nodes, rule.forward_source)]
     # (a node the rewrite keeps, read only through halves, is not where the fusion is)
     kept = rule.kept_nodes
-    first = ctors[0] if rule.anchor == "init" else next(a for i, a in enumerate(anchors) if i not in kept)
+    # (a node that runs in a helper is reported at the call of it in the last node's function)
+    first = ctors[0] if rule.anchor == "init" else next(lifted.get(n, a) for i, (n, a) in enumerate(zip(nodes, anchors))
+                                                          if i not in kept)
     line, col, _, _ = pos.span(first)
     cls, function = pos.owner(first)
     end_line = max(pos.span(a)[2] for a in anchors)

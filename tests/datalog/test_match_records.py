@@ -1,6 +1,7 @@
 """match/checks.lp and match/report.lp: what a match record carries, decided in Datalog
 (eager_absorbed/2: which outside reads another read covers; report_other_use/6: calls of
-a matched constructor's object that are none of the match's nodes)."""
+a matched constructor's object that are none of the match's nodes; report_lifted/6: where a
+node that runs in a helper is reported)."""
 
 from conftest import facts_of
 
@@ -66,3 +67,51 @@ def test_other_uses_are_the_calls_of_a_matched_object_outside_the_match():
     line = {row[0]: row[3] for row in facts_of(CONV_USED_ELSEWHERE).rows["expr"]}
     # only `self.conv(x)` on line 9: the conv on line 8 is the match's own node, the bn has no other call
     assert [line[e] for _index, e in uses] == [9]
+
+
+GELU_IN_A_HELPER = """
+import torch
+import torch.nn.functional as F
+class GEGLU(torch.nn.Module):
+    def __init__(self):
+        self.proj = torch.nn.Linear(8, 32)
+    def gelu(self, gate):
+        return F.gelu(gate)
+    def forward(self, h):
+        x, gate = self.proj(h).chunk(2, dim=-1)
+        return x * self.gelu(gate)
+"""
+
+ROTATION_IN_A_FUNCTION = """
+import torch
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+def apply_rotary_pos_emb(q, cos, sin):
+    return q * cos + rotate_half(q) * sin
+class Attention(torch.nn.Module):
+    def forward(self, q, cos, sin):
+        return apply_rotary_pos_emb(q, cos, sin)
+"""
+
+
+def _lifted_lines(code: str, rule_id: str) -> set[tuple[int, int]]:
+    """(line of the lifted node's own call, line of the call reported for it) per report_lifted row."""
+    facts = facts_of(code)
+    line_of = {row[0]: row[3] for row in facts.rows["expr"]}
+    model = solve(facts, rules_program(load_rules([rule_id], cache_dir=None)), programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={"report_lifted", "node_site"})
+    site = {x: e.number for x, _ctx, e in model.get("node_site")}
+    return {(line_of[site[x]], line_of[call.number]) for *_key, x, call in model.get("report_lifted")}
+
+
+def test_a_node_in_a_helper_of_the_last_nodes_function_is_reported_at_the_call():
+    # F.gelu (line 8) runs in `gelu`, called at line 11, where the product is
+    assert _lifted_lines(GELU_IN_A_HELPER, "swiglu") == {(8, 11)}
+
+
+def test_lifting_stops_at_the_last_nodes_function():
+    # the rotation's last node (the sum) runs in apply_rotary_pos_emb: torch.cat (line 5, in
+    # rotate_half) is reported at `rotate_half(q)` (line 7), not at the call in forward (line
+    # 10), and the nodes of apply_rotary_pos_emb itself are not lifted at all
+    assert _lifted_lines(ROTATION_IN_A_FUNCTION, "rotary") == {(5, 7)}

@@ -146,7 +146,8 @@ class FunctionalSiLU(LlamaMLP):
 
 class FunctionalGELU(LlamaMLP):
     def forward(self, x):
-        # no-match: swiglu
+        # the exact GELU function (swiglu.gelu_fn.adopt, detect-only)
+        # match: swiglu
         return self.down_proj(F.gelu(self.gate_proj(x)) * self.up_proj(x))
 
 
@@ -189,6 +190,27 @@ class ChunkedFunctional(ChunkedGateLast):
         a, b = torch.chunk(self.proj(h), 2, -1)
         # match: swiglu
         return y + F.silu(a) * b
+
+
+class ChunkedGELUHelper(ChunkedGateLast):
+    # diffusers' GEGLU: the GELU in a helper method, upcast on old MPS builds
+    # (swiglu.chunk_gelu_fn_last.adopt, detect-only); reported where the product calls it
+    def gelu(self, gate):
+        if gate.device.type == "mps":
+            return F.gelu(gate.to(dtype=torch.float32)).to(dtype=gate.dtype)
+        return F.gelu(gate)
+
+    def forward(self, hidden_states):
+        hidden_states, gate = self.proj(hidden_states).chunk(2, dim=-1)
+        # match: swiglu
+        return hidden_states * self.gelu(gate)
+
+
+class ChunkedGELUFunction(ChunkedGateLast):
+    def forward(self, h):
+        x, gate = self.proj(h).chunk(2, dim=-1)
+        # match: swiglu
+        return x * F.gelu(gate)
 
 
 class ChunkedOtherDim(ChunkedGateLast):
