@@ -69,7 +69,8 @@ class Namer:
 
 
 # how a pattern writes a part of a value (rules/model.py's Arg.part)
-_PART_TEXT = {("half", 0): "[:half]", ("half", 1): "[half:]", ("parity", 0): "[::2]", ("parity", 1): "[1::2]"}
+_PART_TEXT = {("half", 0): "[:half]", ("half", 1): "[half:]", ("parity", 0): "[::2]", ("parity", 1): "[1::2]",
+              ("item", 0): "[..., 0]", ("item", 1): "[..., 1]"}
 
 
 def snake(name: str) -> str:

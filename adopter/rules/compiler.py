@@ -114,7 +114,8 @@ def compile_rule(rule: Rule) -> str:
                 body.append(f"ctor_arg({c}, {pos}, _Arg{j + 1}_{k + 1})")  # named, not `_` (adopter/datalog/main.lp says why)
     # one external variable used several times: all uses hold the same value (and, checked in
     # checks.lp by shared_input/5 below, the same set of values: on every path); a part of it,
-    # `$x[:half]` or `$x[::2]`, holds that part of the same value (support.lp's input_half/4, input_parity/4)
+    # `$x[:half]`, `$x[::2]` or `$x[..., 0]`, holds that part of the same value (support.lp's input_half/4,
+    # input_parity/4, input_item/4)
     def value_literal(i: int, item: Input, v: str) -> str:
         if item.arg.part is not None:
             kind, which = item.arg.part
@@ -177,10 +178,9 @@ def compile_rule(rule: Rule) -> str:
     lines += sorted({f"local_module({q(t)})." for node in fwd if node.kind == "layer" and not node.callee.startswith("$")
                      for t in node.callees})
     # the parts of inputs the pattern names: tuple elements at a position of a type, halves, alternate items
-    if any(item.arg.half is not None for node in fwd for item in node.inputs):
-        lines.append("halves_asked.")
-    if any(item.arg.parity is not None for node in fwd for item in node.inputs):
-        lines.append("parities_asked.")
+    kinds = {item.arg.part[0] for node in fwd for item in node.inputs if item.arg.part is not None}
+    lines += [f"{asked}." for kind, asked in (("half", "halves_asked"), ("parity", "parities_asked"), ("item", "items_asked"))
+              if kind in kinds]
     for i, node in enumerate(fwd):
         at = sorted({_pos(item, whole=True) for item in node.inputs if item.element is not None})
         callees = init[ctor_index[node.callee]].callees if node.callee and node.callee.startswith("$") else node.callees

@@ -45,9 +45,11 @@ def _arg(tree) -> Arg:
     if isinstance(tree, lark.Token):  # VAR
         return Arg(var=str(tree))
     if tree.data in ("first_half", "second_half"):
-        return Arg(var=str(tree.children[0]), half=0 if tree.data == "first_half" else 1)
+        return Arg(var=str(tree.children[0]), part=("half", 0 if tree.data == "first_half" else 1))
     if tree.data == "every_other":
-        return Arg(var=str(tree.children[0]), parity=0 if str(tree.children[1]) == "::2" else 1)
+        return Arg(var=str(tree.children[0]), part=("parity", 0 if str(tree.children[1]) == "::2" else 1))
+    if tree.data == "last_item":
+        return Arg(var=str(tree.children[0]), part=("item", int(str(tree.children[1]))))
     return Arg(const=_constant(tree))
 
 
@@ -186,16 +188,15 @@ def _check(rule: Rule) -> None:
         for node in part:
             if not node.ordered:
                 raise _error(path, node.line, node.col, "`&` (nodes in any order) is for a `forward:` source pattern only")
-    source_halves = {(item.arg.var, item.arg.half) for node in rule.forward_source for item in node.inputs
-                     if item.arg.half is not None}
+    source_halves = {(item.arg.var, item.arg.part) for node in rule.forward_source for item in node.inputs
+                     if item.arg.part is not None and item.arg.part[0] == "half"}
     for part, where in ((rule.init_source, "init"), (rule.init_target, "target"), (rule.forward_target, "target"),
                         (rule.forward_source, "forward")):
         for node in part:
             for item in node.inputs:
                 # a forward target may pass on a half the source takes: the code's expression for it
-                passed_half = part is rule.forward_target and (item.arg.var, item.arg.half) in source_halves
-                if where != "forward" and (item.element is not None or item.arg.parity is not None
-                                           or (item.arg.half is not None and not passed_half)):
+                passed_half = part is rule.forward_target and (item.arg.var, item.arg.part) in source_halves
+                if where != "forward" and (item.element is not None or (item.arg.part is not None and not passed_half)):
                     raise _error(path, item.line, item.col,
                                  "halves (`$x[:half]`), alternate items (`$x[::2]`) and tuples (`($a, $b)`) are for a "
                                  "`forward:` source pattern (a forward target may pass on a half its source takes)")

@@ -14,15 +14,10 @@ class Arg:
     var: str | None = None
     const: str | None = None
     code: str | None = None
-    half: int | None = None  # `$x[:half]` (0) / `$x[half:]` (1): that half of the last dimension of $x
-    parity: int | None = None  # `$x[::2]` (0) / `$x[1::2]` (1): the even / odd items of the last dimension of $x
-
-    @property
-    def part(self) -> tuple[str, int] | None:
-        """("half", 0 or 1), ("parity", 0 or 1), or None when the input is the whole value."""
-        if self.half is not None:
-            return ("half", self.half)
-        return ("parity", self.parity) if self.parity is not None else None
+    # a part of the last dimension of $x, or None for the whole value: ("half", 0 or 1), `$x[:half]` /
+    # `$x[half:]`; ("parity", 0 or 1), `$x[::2]` / `$x[1::2]`, the even / odd items; ("item", 0 or 1),
+    # `$x[..., 0]` / `$x[..., 1]`
+    part: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """match/support.lp's parts of inputs: a tuple literal's elements as inputs e(P, J) where a rule
 asks (`elements_asked`), and halves of a value's last dimension (`input_half/4`, where a rule
-writes `$x[:half]`), through names, `chunk` unpacking and a module-level helper's parameters.
+writes `$x[:half]`), through names, `chunk` and `unflatten(...).unbind(...)` unpacking and a
+module-level helper's parameters, and its pairs' items (`input_parity/4`, `$x[::2]`).
 A table of tiny programs: the body of `rotate(x)` -> the halves the negation and the
 concatenation read (node type, input, half), all of the value `forward` passes."""
 
@@ -46,6 +47,15 @@ CASES = [
     ("x1 = x[..., : q.shape[-1] // 2]\nx2 = x[..., q.shape[-1] // 2 :]\nreturn torch.cat((-x2, x1), dim=-1)", set()),
     ("x1 = x[..., : x.shape[-1] // 2 : 1]\nx2 = x[..., x.shape[-1] // 2 :]\nreturn torch.cat((-x2, x1), dim=-1)",
      {("-", "0", 1)}),
+    # the last dimension split into two rows, unbound along them (through a name, or in place)
+    ("x = x.unflatten(-1, (2, -1))\nx1, x2 = x.unbind(-2)\nreturn torch.cat((-x2, x1), dim=-1)",
+     {("-", "0", 1), ("torch.cat", "e(0,1)", 0)}),
+    ("x1, x2 = x.unflatten(-1, (2, -1)).unbind(dim=-2)\nreturn torch.cat((-x2, x1), dim=-1)",
+     {("-", "0", 1), ("torch.cat", "e(0,1)", 0)}),
+    # not halves: unbound along the columns, split into pairs, a split of another dimension
+    ("x1, x2 = x.unflatten(-1, (2, -1)).unbind(-1)\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1, x2 = x.unflatten(-1, (-1, 2)).unbind(-2)\nreturn torch.cat((-x2, x1), dim=-1)", set()),
+    ("x1, x2 = x.unflatten(1, (2, -1)).unbind(-2)\nreturn torch.cat((-x2, x1), dim=-1)", set()),
 ]
 
 
@@ -78,3 +88,36 @@ def test_tuple_elements_are_inputs_only_where_a_rule_asks():
     plain = solve(facts_of(source), extra_program='pattern_type("-"). pattern_type("torch.cat").',
                   programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep={"input_from"})
     assert not {str(p) for _x, p, _y in plain.get("input_from")} & {"e(0,0)", "e(0,1)"}
+
+
+PAIRS_ASKED = 'parities_asked. pattern_type("-"). pattern_type("torch.stack"). elements_asked("torch.stack", 0).'
+
+PAIR_CASES = [
+    ("x1 = x[..., ::2]\nx2 = x[..., 1::2]\nreturn torch.stack((-x2, x1), dim=-1)", {("-", "0", 1), ("torch.stack", "e(0,1)", 0)}),
+    # the last dimension split into pairs, unbound along them
+    ("a, b = x.unflatten(-1, (-1, 2)).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)",
+     {("-", "0", 1), ("torch.stack", "e(0,1)", 0)}),
+    ("a, b = x.reshape(*x.shape[:-1], -1, 2).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)",
+     {("-", "0", 1), ("torch.stack", "e(0,1)", 0)}),
+    # a cast of x keeps its shape
+    ("a, b = x.float().reshape(*x.shape[:-1], -1, 2).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)",
+     {("-", "0", 1), ("torch.stack", "e(0,1)", 0)}),
+    # not pairs of the last dimension: another tensor's leading shape, a leading dimension dropped,
+    # a third size, halves, another dimension split
+    ("a, b = x.reshape(*h.shape[:-1], -1, 2).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)", set()),
+    ("a, b = x.reshape(*x.shape[:-2], -1, 2).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)", set()),
+    ("a, b = x.reshape(*x.shape[:-1], -1, 2, 1).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)", set()),
+    ("a, b = x.unflatten(-1, (2, -1)).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)", set()),
+    ("a, b = x.unflatten(2, (-1, 2)).unbind(-1)\nreturn torch.stack((-b, a), dim=-1)", set()),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), PAIR_CASES, ids=[str(i) for i in range(len(PAIR_CASES))])
+def test_pairs_of_the_last_dimension(body, expected):
+    model = solve(facts_of(_source(body)), extra_program=PAIRS_ASKED, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={"input_parity", "node_type"})
+    types = {x: t.string for x, t in model.get("node_type")}
+    pairs = {(types[x], str(p), h.number, v) for x, p, h, v in model.get("input_parity")}
+    assert {(t, p, h) for t, p, h, _ in pairs} == expected
+    # every item is of one value: q, or its cast
+    assert len({v for *_, v in pairs}) <= 1

@@ -220,6 +220,17 @@ def test_apply_rotary_computes_the_original_ops_with_the_same_gradients():
     assert torch.equal(torch.autograd.grad(got.square().sum(), x)[0], torch.autograd.grad(expected.square().sum(), x)[0])
 
 
+def test_apply_rotary_computes_the_rotation_of_unbound_halves():
+    # diffusers' `_rotate_half`: the halves as the rows of `unflatten(-1, (2, -1)).unbind(-2)`, which
+    # the rotary rule reads as halves and the rewrite replaces by apply_rotary
+    def rotate_unbound(x):
+        x1, x2 = x.unflatten(-1, (2, -1)).unbind(-2)
+        return torch.cat((-x2, x1), dim=-1)
+
+    x, cos, sin = _rope_inputs()
+    assert torch.equal(apply_rotary(x, cos, sin), (x * cos) + (rotate_unbound(x) * sin))
+
+
 @pytest.fixture
 def rope_stand_in(monkeypatch):
     """LigerRopeFunction's contract on CPU: (q, k, cos, sin) of (b, h, s, d), cos/sin (1|b, s, d)

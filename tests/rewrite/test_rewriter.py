@@ -348,9 +348,10 @@ def test_the_payoff_kernels_are_in_the_torch_set_and_left_out_of_default(rule_id
     matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
     by_set = {k: patch_source(str(fixture), fixture.read_text(), matches, {r.key: r for r in rules}, k)
               for k in ("torch", "default")}
-    # (rotary's interleaved shape is detect-only: its two matches are refused by every set)
-    detect_only = [m for m in matches if m.shape == "interleaved"]
-    assert len(by_set["torch"].applied) == len(matches) - len(detect_only) == {"rotary": 5, "groupnorm_silu": 6}[rule_id]
+    # (rotary's interleaved, rotation_first and matrix shapes are detect-only: refused by every set)
+    by_key = {r.key: r for r in rules}
+    detect_only = [m for m in matches if by_key[m.rule_key].detect_only]
+    assert len(by_set["torch"].applied) == len(matches) - len(detect_only) == {"rotary": 6, "groupnorm_silu": 6}[rule_id]
     imported = by_set["torch"].patched.split("from adopter.kernels import ", 1)[1].split("\n", 1)[0]
     assert kernel in imported.split(", ")
     assert by_set["default"].applied == [] and not by_set["default"].changed
@@ -370,8 +371,10 @@ def test_rotary_leaves_rotate_half_alone_and_each_caller_gets_the_kernel():
     patch = patch_file(FIXTURES["rotary"], ["rotary"])
     assert patch.patched.count("def rotate_half(x):") == 1
     assert "    return torch.cat((-x2, x1), dim=-1)\n" in patch.patched
-    assert patch.patched.count("apply_rotary(") == 5
-    assert [(m.shape, reason) for m, reason in patch.refused] == [("interleaved", "the rule is detect-only")] * 2
+    assert patch.patched.count("apply_rotary(") == 6
+    assert sorted((m.shape, reason) for m, reason in patch.refused) == sorted(
+        [("interleaved", "the rule is detect-only")] * 4 + [("rotation_first", "the rule is detect-only")] * 2
+        + [("matrix", "the rule is detect-only")])
 
 
 def test_a_node_is_fused_by_one_match_the_one_that_fuses_more(tmp_path):

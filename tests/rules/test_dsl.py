@@ -201,9 +201,9 @@ def test_halves_and_tuple_elements_compile_to_parts_of_inputs():
             "$a + $r -> $y => _\n")
     rule = parse_rule(text, "adopter/rules/x/rot.adopt")
     cat = rule.forward_source[2]
-    assert [(i.position, i.element, i.arg.var, i.arg.half) for i in cat.inputs] == [
-        (0, 0, "$n", None), (0, 1, "$q", 0), ("dim", None, None, None)]
-    assert rule.forward_source[1].inputs[0].arg.half == 1
+    assert [(i.position, i.element, i.arg.var, i.arg.part) for i in cat.inputs] == [
+        (0, 0, "$n", None), (0, 1, "$q", ("half", 0)), ("dim", None, None, None)]
+    assert rule.forward_source[1].inputs[0].arg.part == ("half", 1)
     program = compile_rule(rule)
     assert "input_from(X3, e(0, 0), X2)" in program and "input_half(X3, e(0, 1), 0, V_q)" in program
     assert "input_half(X2, 0, 1, V_q)" in program and "input_value(X1, Left1, V_q)" in program
@@ -217,8 +217,7 @@ def test_alternate_items_and_halves_of_a_computed_value_compile_to_parts_of_inpu
     text = ("rule: rot\nforward: $q * $c -> $a & -$q[1::2] -> $n; torch.stack(($n, $q[::2]), dim=-1) -> $s; "
             "$a + $s -> $y => _\n")
     rule = parse_rule(text, "adopter/rules/x/rot.adopt")
-    assert [(i.arg.var, i.arg.parity, i.arg.part) for i in rule.forward_source[2].inputs[:2]] == [
-        ("$n", None, None), ("$q", 0, ("parity", 0))]
+    assert [(i.arg.var, i.arg.part) for i in rule.forward_source[2].inputs[:2]] == [("$n", None), ("$q", ("parity", 0))]
     program = compile_rule(rule)
     assert "input_parity(X2, 0, 1, V_q)" in program and "input_parity(X3, e(0, 1), 0, V_q)" in program
     assert "parities_asked." in program and "halves_asked." not in program
@@ -228,6 +227,22 @@ def test_alternate_items_and_halves_of_a_computed_value_compile_to_parts_of_inpu
     assert chunked.kept_nodes == [0]  # the projection is read only through its halves: the rewrite keeps it
     program = compile_rule(chunked)
     assert "input_half(X2, 0, 1, node(X1))" in program and 'pattern_kept("glu", 0).' in program
+
+
+def test_items_of_a_last_dimension_of_size_two_compile_to_parts_of_inputs():
+    # Flux's rotation: a 2x2 matrix times each pair, `m[..., 0] * p[..., 0] + m[..., 1] * p[..., 1]`
+    text = ("rule: rot\nforward: torch.Tensor.reshape($q) -> $p; $m[..., 0] * $p[..., 0] -> $a; "
+            "$m[..., 1] * $p[..., 1] -> $b; $a + $b -> $y => _\n")
+    rule = parse_rule(text, "adopter/rules/x/rot.adopt")
+    assert [i.arg.part for i in rule.forward_source[1].inputs] == [("item", 0), ("item", 0)]
+    program = compile_rule(rule)
+    assert "input_item(X2, Left2, 0, V_m)" in program and "input_item(X3, Left3, 1, V_m)" in program
+    assert "input_item(X2, Right2, 0, node(X1))" in program and "items_asked." in program
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
+    ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)
+    with pytest.raises(AdopterError, match="halves"):
+        parse_rule("rule: r\nextern: k.f\nforward: $a * $p[..., 0] -> $y => k.f($p[..., 0]) -> $y\n",
+                   "adopter/rules/x/r.adopt")
     assert 'pattern_edge("glu", 0,' not in program  # its halves are not values the fusion hides
     from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
     ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)

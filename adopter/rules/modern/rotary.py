@@ -101,9 +101,105 @@ def apply_product_kept(q, cos, sin):
 
 
 def apply_rotated_first(q, cos, sin):
-    # the rotated half is computed first: the pattern's order is q * cos, then rotate_half (known limit)
-    # todo-match: rotary
+    # the rotated half is computed first (rotary.rotation_first.adopt: found, not rewritten)
+    # match: rotary
     return (rotate_half(q) * sin) + (q * cos)
+
+
+def apply_rotation_built_first(x, cos, sin):
+    # diffusers' MiniMaxMusic3: the rotation built inline before the products
+    half_first, half_second = x.chunk(2, dim=-1)
+    rotate_half = torch.cat((-half_second, half_first), dim=-1)
+    # match: rotary
+    return x * cos + rotate_half * sin
+
+
+def rotate_half_unbound(x):
+    # diffusers' stable_audio3: the halves as the two rows of the last dimension split in two
+    x = x.unflatten(-1, (2, -1))
+    x1, x2 = x.unbind(-2)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_unbound(q, cos, sin):
+    # match: rotary
+    return q * cos + rotate_half_unbound(q) * sin
+
+
+def rotate_half_unbound_last(x):
+    x1, x2 = x.unflatten(-1, (2, -1)).unbind(-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_unbound_last(q, cos, sin):
+    # unbind(-1) of a (2, n) split takes columns, not halves
+    # no-match: rotary
+    return q * cos + rotate_half_unbound_last(q) * sin
+
+
+def rotate_pairs_reshaped(x):
+    # diffusers' JoyImage: the pairs by a reshape that keeps every leading dimension
+    x_real, x_imag = x.float().reshape(*x.shape[:-1], -1, 2).unbind(-1)
+    return torch.stack([-x_imag, x_real], dim=-1).flatten(3)
+
+
+def apply_pairs_reshaped(q, cos, sin):
+    # match: rotary
+    return (q.float() * cos + rotate_pairs_reshaped(q) * sin).type_as(q)
+
+
+def rotate_pairs_other_shape(x, y):
+    x_real, x_imag = x.reshape(*y.shape[:-1], -1, 2).unbind(-1)
+    return torch.stack([-x_imag, x_real], dim=-1).flatten(3)
+
+
+def apply_pairs_other_shape(q, k, cos, sin):
+    # the leading dimensions are another tensor's: not known to be pairs of q's last dimension
+    # no-match: rotary
+    return q * cos + rotate_pairs_other_shape(q, k) * sin
+
+
+def rotate_pairs_unflattened(x):
+    x_real, x_imag = x.unflatten(-1, (-1, 2)).unbind(-1)
+    return torch.stack([-x_imag, x_real], dim=-1).flatten(-2)
+
+
+def apply_pairs_unflattened(q, cos, sin):
+    # match: rotary
+    return q * cos + rotate_pairs_unflattened(q) * sin
+
+
+def rotate_pairs_of_dim_two(x):
+    x_real, x_imag = x.unflatten(2, (-1, 2)).unbind(-1)
+    return torch.stack([-x_imag, x_real], dim=-1).flatten(2)
+
+
+def apply_pairs_of_dim_two(q, cos, sin):
+    # diffusers' LTX: dimension 2 is the last only for a 3-d tensor, which is not known here
+    # no-match: rotary
+    return q * cos + rotate_pairs_of_dim_two(q) * sin
+
+
+def apply_matrix(q, freqs_cis):
+    # Flux's form (rotary.matrix.adopt: found, not rewritten): a 2x2 matrix times each pair of q
+    q_ = q.float().reshape(*q.shape[:-1], -1, 1, 2)
+    # match: rotary
+    q_out = freqs_cis[..., 0] * q_[..., 0] + freqs_cis[..., 1] * q_[..., 1]
+    return q_out.reshape(*q.shape).type_as(q)
+
+
+def apply_two_matrices(q, freqs_cis, other):
+    q_ = q.float().reshape(*q.shape[:-1], -1, 1, 2)
+    # no-match: rotary
+    q_out = freqs_cis[..., 0] * q_[..., 0] + other[..., 1] * q_[..., 1]
+    return q_out.reshape(*q.shape).type_as(q)
+
+
+def apply_matrix_same_column(q, freqs_cis):
+    q_ = q.float().reshape(*q.shape[:-1], -1, 1, 2)
+    # no-match: rotary
+    q_out = freqs_cis[..., 0] * q_[..., 0] + freqs_cis[..., 1] * q_[..., 0]
+    return q_out.reshape(*q.shape).type_as(q)
 
 
 class Attention(nn.Module):
@@ -121,7 +217,11 @@ class Attention(nn.Module):
         q_embed, k_embed = apply_rotary_pos_emb(q, k, cos, sin)
         out = [apply_chunked(q, cos, sin), apply_other_way(q, cos, sin), apply_every_two(q, cos, sin),
                apply_interleaved(q, cos, sin), apply_first_dim(q, cos, sin), apply_cat_first_dim(q, cos, sin),
-               apply_two_tensors(q, k, cos, sin), apply_product_kept(q, cos, sin), apply_rotated_first(q, cos, sin)]
+               apply_two_tensors(q, k, cos, sin), apply_product_kept(q, cos, sin), apply_rotated_first(q, cos, sin),
+               apply_rotation_built_first(q, cos, sin), apply_unbound(q, cos, sin), apply_unbound_last(q, cos, sin),
+               apply_pairs_reshaped(q, cos, sin), apply_pairs_other_shape(q, k, cos, sin),
+               apply_pairs_unflattened(q, cos, sin), apply_pairs_of_dim_two(q, cos, sin), apply_matrix(q, cos),
+               apply_two_matrices(q, cos, sin), apply_matrix_same_column(q, cos)]
         return q_embed, k_embed, out
 
 
