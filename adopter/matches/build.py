@@ -166,7 +166,7 @@ def near_misses_from_model(model, facts: FileFacts, rules: list[Rule], matches: 
         rule = by_key[name.string]
         node_ids, ctor_ids = list(nodes.arguments), [c.number for c in ctors.arguments]
         where = _build_match(rule, facts.path, pos, node_ids, ctor_ids, site, seq_ctor, outs, inputs, {}, objects,
-                             [set() for _ in ctor_ids], set())  # (a near miss reports no guard path)
+                             [set() for _ in ctor_ids], set(), {})  # (a near miss reports no guard path, lifts no node)
         miss = NearMiss(rule=rule.id, file=facts.path, line=where.line, col=where.col, function=where.function,
                         class_=where.class_, check=check.string, detail=text.string,
                         detail_line=pos.span(expr.number)[0] if expr.number else 0)
