@@ -116,10 +116,12 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     merged = Counter((name.string, root, nodes, ctors) for name, root, nodes, ctors, _ in model.get("match_merged"))
     layouts = _layouts(model, eager) if layout else {}
     found: dict[tuple, Match] = {}
-    # several candidates can sit at one location (a helper inlined from two call sites): keep
-    # the first by their text, so the choice depends neither on the order in which the
-    # grounder derived them nor on clingo's term order (which follows interning order)
-    for key, group in sorted(groups.items(), key=lambda item: [str(part) for part in item[0]]):
+    # several candidates can sit at one location (a helper inlined from two call sites, or two
+    # shapes of one rule): keep one that a rewrite can use (a shape with a target before a
+    # detect-only one), then the first by their text, so the choice depends neither on the order
+    # in which the grounder derived them nor on clingo's term order (which follows interning order)
+    for key, group in sorted(groups.items(), key=lambda item: (by_key[item[0][0]].detect_only,
+                                                               [str(part) for part in item[0]])):
         binary = [i for i, node in enumerate(by_key[key[0]].forward_source) if node.kind == "binary"]
         swapped = [i for i, left in zip(binary, lefts.get(key, []), strict=False) if left == 1]
         rule = oriented(by_key[key[0]], swapped)
