@@ -84,7 +84,8 @@ class Rule:
     @property
     def kept_nodes(self) -> list[int]:
         """Forward nodes a rewrite leaves as they are: the pattern reads their output only through
-        halves the code takes of it (`$p[:half]`, swiglu's chunked shape), which the target passes on."""
+        parts the code takes of it (`$p[:half]`, swiglu's chunked shape; `$p[..., 0]`), which the
+        target passes on or a detect-only rule leaves alone."""
         whole = {item.arg.var for node in self.forward_source for item in node.inputs if item.arg.part is None}
         return [i for i, node in enumerate(self.forward_source[:-1]) if node.output not in whole]
 

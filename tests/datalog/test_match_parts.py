@@ -59,16 +59,18 @@ CASES = [
 ]
 
 
-def _halves(source: str):
-    model = solve(facts_of(source), extra_program=ASKED, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
-                  keep={"input_half", "node_type", "node_site", "input_value", "call"})
+def _parts(source: str, asked: str = ASKED, relation: str = "input_half"):
+    """(node type, input position, which part, value) of each `relation` row (input_half/4 or
+    input_parity/4) where the compiled-rule facts `asked` ask for them, and the model."""
+    model = solve(facts_of(source), extra_program=asked, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={relation, "node_type", "node_site", "input_value", "call"})
     types = {x: t.string for x, t in model.get("node_type")}
-    return {(types[x], str(p), h.number, v) for x, p, h, v in model.get("input_half")}, model
+    return {(types[x], str(p), h.number, v) for x, p, h, v in model.get(relation)}, model
 
 
 @pytest.mark.parametrize(("body", "expected"), CASES, ids=[str(i) for i in range(len(CASES))])
 def test_halves_of_the_last_dimension(body, expected):
-    halves, _model = _halves(_source(body))
+    halves, _model = _parts(_source(body))
     assert {(t, p, h) for t, p, h, _ in halves} == expected
     # every half is of q, the projection's output, which forward passes to rotate(x)
     assert {str(v).split("(")[0] for *_, v in halves} <= {"node"} and len({v for *_, v in halves}) <= 1
@@ -76,7 +78,7 @@ def test_halves_of_the_last_dimension(body, expected):
 
 def test_a_half_is_of_the_callers_value_through_a_parameter_not_of_the_parameter():
     # forward's own parameter (no node computes it): the value is the caller's definition of h
-    halves, _ = _halves(_source("x1, x2 = x.chunk(2, dim=-1)\nreturn torch.cat((-x2, x1), dim=-1)", call="rotate(h)"))
+    halves, _ = _parts(_source("x1, x2 = x.chunk(2, dim=-1)\nreturn torch.cat((-x2, x1), dim=-1)", call="rotate(h)"))
     assert {str(v).startswith("def(r(") for *_, v in halves} == {True}
 
 
@@ -114,10 +116,7 @@ PAIR_CASES = [
 
 @pytest.mark.parametrize(("body", "expected"), PAIR_CASES, ids=[str(i) for i in range(len(PAIR_CASES))])
 def test_pairs_of_the_last_dimension(body, expected):
-    model = solve(facts_of(_source(body)), extra_program=PAIRS_ASKED, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
-                  keep={"input_parity", "node_type"})
-    types = {x: t.string for x, t in model.get("node_type")}
-    pairs = {(types[x], str(p), h.number, v) for x, p, h, v in model.get("input_parity")}
+    pairs, _model = _parts(_source(body), PAIRS_ASKED, "input_parity")
     assert {(t, p, h) for t, p, h, _ in pairs} == expected
     # every item is of one value: q, or its cast
     assert len({v for *_, v in pairs}) <= 1
