@@ -8,6 +8,7 @@ is reported once.
 from __future__ import annotations
 
 from collections import Counter
+from functools import cached_property
 
 import clingo
 
@@ -26,17 +27,42 @@ REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_s
 
 
 class _Positions:
-    """Positions, functions and classes of one file's expressions, from its facts."""
+    """Positions, functions and classes of one file's expressions, from its facts.
+
+    Each table is built on first use: most files report no match and no warning, and
+    indexing every expression of a file costs about as much as reading back its matches."""
 
     def __init__(self, facts: FileFacts):
-        self.expr = {row[0]: row for row in facts.rows["expr"]}  # expr, stmt, kind, line, col, end_line, end_col
-        self.stmt_function = {row[0]: row[1] for row in facts.rows["stmt"]}
-        self.function_name = {row[0]: row[1] for row in facts.rows["function_def"]}
-        self.function_class = dict(facts.rows["function_class"])
-        self.class_name = {row[0]: row[1] for row in facts.rows["class_def"]}
-        self.stmt_span = {row[0]: tuple(row[3:7]) for row in facts.rows["stmt"]}
-        # a function defined by a def inside another: the function holding that def
-        self.defined_in = {function: self.stmt_function[stmt] for function, stmt in facts.rows["nested_function"]}
+        self._rows = facts.rows
+
+    @cached_property
+    def expr(self) -> dict[int, tuple]:
+        return {row[0]: row for row in self._rows["expr"]}  # expr, stmt, kind, line, col, end_line, end_col
+
+    @cached_property
+    def stmt_function(self) -> dict[int, int]:
+        return {row[0]: row[1] for row in self._rows["stmt"]}
+
+    @cached_property
+    def function_name(self) -> dict[int, str]:
+        return {row[0]: row[1] for row in self._rows["function_def"]}
+
+    @cached_property
+    def function_class(self) -> dict[int, int]:
+        return dict(self._rows["function_class"])
+
+    @cached_property
+    def class_name(self) -> dict[int, str]:
+        return {row[0]: row[1] for row in self._rows["class_def"]}
+
+    @cached_property
+    def stmt_span(self) -> dict[int, tuple]:
+        return {row[0]: tuple(row[3:7]) for row in self._rows["stmt"]}
+
+    @cached_property
+    def defined_in(self) -> dict[int, int]:
+        """A function defined by a def inside another: the function holding that def."""
+        return {function: self.stmt_function[stmt] for function, stmt in self._rows["nested_function"]}
 
     def span(self, expr: int) -> tuple[int, int, int, int]:
         row = self.expr[expr]

@@ -14,7 +14,6 @@ leave workers holding its caller's pipes.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import multiprocessing
 import os
@@ -56,8 +55,8 @@ class Stopped:
 def _linux_prctl():
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
+    try:  # (the process's own symbols hold the C library's: `find_library` would run `ldconfig -p` at every start)
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
 
