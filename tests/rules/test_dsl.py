@@ -34,8 +34,10 @@ def test_a_rule_parses_into_nodes_with_positions_and_variables():
 def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility():
     program = compile_rule(parse_rule(GOOD, "adopter/rules/x/example.adopt"))
     assert program.startswith('% rule "example"')
-    # $a flows from the dropout into the left operand of `+`, written first or second (operand_order)
-    assert "operand_order(X2, Left2, Right2)" in program and "input_from(X2, Left2, X1)" in program
+    # $a flows from the dropout into the left operand of `+`, written first or second (operand_order):
+    # the `+` is reached along that edge, from the dropout (support.lp's rule_edge/5)
+    assert "operand_order(X2, Left2, Right2)" in program and "rule_edge(X1, Left2, X2, R, K2)" in program
+    assert "input_from(X2, Left2, X1)" not in program and "rule_node_at(X2, " not in program
     assert 'input_const(X6, "dim", "-1")' in program
     assert 'not ctor_const(C2, "bias", "False")' in program
     assert "not node_input(X3, 1, _, _)" in program and "node_input(X5" not in program  # unary `-`, not the wildcard
@@ -168,15 +170,19 @@ def test_a_consumer_whose_inputs_are_bound_is_joined_right_after_them():
     text = ("rule: qkv\ninit: torch.nn.Linear() -> $q; torch.nn.Linear() -> $k => _\n"
             "forward: $q($x) -> $a; $k($x) -> $b & torch.Tensor.view($a) -> $c & torch.Tensor.view($b) -> $d => _\n")
     steps = compile_rule(parse_rule(text, "adopter/rules/x/qkv.adopt")).splitlines()[1:5]
-    assert ["input_from(X3, 0, X1)" in step for step in steps] == [False, True, False, False]
-    assert ["input_from(X4, 0, X2)" in step for step in steps] == [False, False, False, True]
+    assert ["rule_edge(X1, 0, X3, R, K3)" in step for step in steps] == [False, True, False, False]
+    assert ["rule_edge(X2, 0, X4, R, K4)" in step for step in steps] == [False, False, False, True]
     # the candidate keeps the nodes in the pattern's positions
     assert steps[-1].startswith('cand(m("qkv", R, (X1, X2, X3, X4,), (C1, C2,)))')
     # a node that reads two earlier nodes waits for both (swiglu's product), as written
     swiglu = ("rule: glu\ninit: torch.nn.Linear() -> $g; torch.nn.Linear() -> $u => _\n"
               "forward: $g($x) -> $a; torch.nn.functional.silu($a) -> $s; $u($x) -> $b; $s * $b -> $y => _\n")
     steps = compile_rule(parse_rule(swiglu, "adopter/rules/x/glu.adopt")).splitlines()[1:5]
-    assert ["rule_node_at(X{}, ".format(k + 1) in step for k, step in enumerate(steps)] == [True] * 4
+    # the projections start from the root's nodes; silu and the product along an edge (the
+    # product's first: its left operand, silu's output; its right one stays an input_from)
+    assert ["rule_node_at(X{}, ".format(k + 1) in step for k, step in enumerate(steps)] == [True, False, True, False]
+    assert "rule_edge(X1, 0, X2, R, K2)" in steps[1] and "rule_edge(X2, Left4, X4, R, K4)" in steps[3]
+    assert "input_from(X4, Right4, X3)" in steps[3]
 
 
 def test_a_bar_in_an_init_source_gives_a_constructor_several_types():
@@ -205,7 +211,7 @@ def test_halves_and_tuple_elements_compile_to_parts_of_inputs():
         (0, 0, "$n", None), (0, 1, "$q", ("half", 0)), ("dim", None, None, None)]
     assert rule.forward_source[1].inputs[0].arg.part == ("half", 1)
     program = compile_rule(rule)
-    assert "input_from(X3, e(0, 0), X2)" in program and "input_half(X3, e(0, 1), 0, V_q)" in program
+    assert "rule_edge(X2, e(0, 0), X3, R, K3)" in program and "input_half(X3, e(0, 1), 0, V_q)" in program
     assert "input_half(X2, 0, 1, V_q)" in program and "input_value(X1, Left1, V_q)" in program
     assert "halves_asked." in program and 'elements_asked("torch.cat", 0).' in program
     from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
