@@ -9,7 +9,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -88,6 +88,11 @@ bench-compile: setup
 # Where the cold analysis goes, stage by stage, on every 5th zoo file (build/bench/profile.tsv).
 profile: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.profile
+
+# The pinned clingo built from source with symbols and per-predicate lookup counts, for
+# finding where grounding goes (build/clingo-debug/site; docs/performance.md).
+clingo-debug: setup
+	bash evaluation/bench/clingo/build.sh
 
 # Scale curve: cold scan time and memory from 1 file to 566 (build/bench/scale.{tsv,png}).
 bench-scale: setup $(ZOO)/modeling_bert.py
