@@ -240,19 +240,23 @@ def _follow_edges(body: list[str], order: list[str]) -> list[str]:
     size from its relation's size and arity, and for an operand edge (`input_from(X2, Left2,
     X1)`, two unbound) it guessed the root's rule nodes smaller, so every partial candidate
     was paired with every rule node of its root and the pairs tested one by one, which grows
-    with the square of a method's length. `rule_edge/5` leaves it nothing else to start from."""
+    with the square of a method's length. `rule_edge/5` leaves it nothing else to start from.
+    (One pass over the body: a chain rule may have hundreds of nodes.)"""
     rank = {x: k for k, x in enumerate(order)}
-    body = list(body)
-    for x in order:
-        edge = next((m for m in map(_INPUT_FROM.fullmatch, body)
-                     if m and m.group(1) == x and rank[m.group(3)] < rank[x]), None)
-        at = next((k for k, lit in enumerate(body) if lit.startswith(f"rule_node_at({x}, R, ")), None)
-        if edge is None or at is None:
-            continue
-        key = body[at][len(f"rule_node_at({x}, R, "):-1]
-        body[at] = f"rule_edge({edge.group(3)}, {edge.group(2)}, {x}, R, {key})"
-        body.remove(edge.group(0))
-    return body
+    node_at: dict[str, int] = {}
+    edges: dict[str, re.Match] = {}
+    for k, literal in enumerate(body):
+        if literal.startswith("rule_node_at("):
+            node_at.setdefault(literal[len("rule_node_at("):literal.index(",")], k)
+        elif (edge := _INPUT_FROM.fullmatch(literal)) and rank[edge.group(3)] < rank[edge.group(1)]:
+            edges.setdefault(edge.group(1), edge)
+    out, followed = list(body), set()
+    for x, edge in edges.items():
+        if x in node_at:
+            key = out[node_at[x]][len(f"rule_node_at({x}, R, "):-1]
+            out[node_at[x]] = f"rule_edge({edge.group(3)}, {edge.group(2)}, {x}, R, {key})"
+            followed.add(edge.group(0))
+    return [literal for literal in out if literal not in followed]
 
 
 def _binding_order(fwd: list, variables: dict) -> list[int]:
