@@ -9,7 +9,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
 
 setup: $(VENV)/.installed
 
@@ -97,6 +97,11 @@ clingo-debug: setup
 # Scale curve: cold scan time and memory from 1 file to 566 (build/bench/scale.{tsv,png}).
 bench-scale: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.scale
+
+# What grounding costs every file before its facts: a one-line file in forked workers, for the
+# analyses, + the match programs, + the compiled rules (build/bench/fixed.tsv).
+bench-fixed: setup
+	$(BIN)/python -m evaluation.bench.fixed_cost
 
 # Per-file cost: one large generated file (many classes, one long forward, many functions;
 # 5,000 to 50,000 lines) scanned cold and alone, per MB next to the zoo's (build/bench/bigfile.tsv).
