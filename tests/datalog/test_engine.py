@@ -69,3 +69,19 @@ def test_a_program_clingo_rejects_when_grounding_fails_each_file_not_the_prepara
     engine.prepare((engine.MAIN_PROGRAM,), unsafe)  # (it grounds no part: clingo checks the rules there)
     with pytest.raises(RuntimeError, match="unsafe"):
         engine.solve(facts_of(SOURCE), extra_program=unsafe, keep={"out"})
+
+
+def test_grounding_calls_cat_size_and_nth_on_clingos_symbols_with_the_methods_results():
+    """`_ground_callback` answers these three in C symbols (engine._NATIVE_BUILTINS): the same
+    symbols as `_Builtins`' methods, for strings, numbers, terms and tuples."""
+    import clingo
+    from adopter.datalog.engine import _Builtins
+    args = [clingo.String("torch.nn"), clingo.String("."), clingo.Number(-3), clingo.Function("f", [clingo.String("x\"y")]),
+            clingo.Function("", [clingo.Number(1), clingo.Function("a")])]
+    tuple_ = clingo.Function("", [clingo.String("p"), clingo.Number(7), clingo.Function("q", [clingo.Number(1)])])
+    program = (f"c(@cat({', '.join(map(str, args))})). s(@size({tuple_})). s(@size(())). "
+               + " ".join(f"n({i}, @nth({tuple_}, {i}))." for i in range(3)))
+    got = engine.solve(facts_of(SOURCE), extra_program=program, keep={"c", "s", "n"})
+    assert got.get("c") == [(_Builtins.cat(*args),)]
+    assert sorted(got.get("s")) == sorted([(_Builtins.size(tuple_),), (clingo.Number(0),)])
+    assert sorted(got.get("n")) == [(clingo.Number(i), _Builtins.nth(tuple_, clingo.Number(i))) for i in range(3)]
