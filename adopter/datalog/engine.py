@@ -77,7 +77,8 @@ class _Builtins:
 def _ground_callback(_location, name, arguments, size, data, symbol_callback, symbol_data) -> bool:
     """clingo's callback for `@name(...)` during grounding, with `data` a handle of the
     `_Builtins`: what pyclingo's own callback does, except for `@input`, whose rows go to
-    clingo as the parsed tuple's argument array. Through pyclingo, each row would become a
+    clingo as the parsed tuple's argument array, and `@cat`, `@size` and `@nth`, answered on
+    clingo's C symbols (`_NATIVE_BUILTINS`). Through pyclingo, each row would become a
     `clingo.Symbol` object (made in Python, put in a list, and read back), a sizeable part
     of loading a file's facts."""
     builtins = _ffi.from_handle(data)
@@ -104,8 +105,8 @@ def _ground_callback(_location, name, arguments, size, data, symbol_callback, sy
 
 # `_Builtins.cat`, `size` and `nth` again, on clingo's C symbols: through pyclingo each call
 # wraps every argument and the result in `clingo.Symbol` objects, and these three are called
-# for every candidate's nodes and every dotted name a file builds (`make clingo-debug`'s rule
-# statistics: about 4% of a zoo run's instantiation, in six rules). Same results as the methods.
+# for every candidate's nodes and every dotted name a file builds (their cost showed in the
+# rule counts of `make clingo-debug`, docs/performance.md). Same results as the methods.
 # (out-parameters made once: a call fills them and reads them back before the next one)
 _TEXT, _SIZE, _ITEMS, _INT = (_ffi.new("char const **"), _ffi.new("size_t*"), _ffi.new("clingo_symbol_t const **"),
                               _ffi.new("int*"))

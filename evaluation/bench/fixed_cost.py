@@ -24,6 +24,12 @@ import sys
 import time
 from pathlib import Path
 
+from adopter.datalog.engine import (MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, prepare, relations_read,
+                                    retain_controls)
+from adopter.extract.python_facts import extract_source
+from adopter.matches.build import rules_program
+from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
+from adopter.rules.registry import load_rules
 from adopter.support.atomic import atomic_write_text
 
 SETS = ("analyses", "analyses + match programs", "analyses + match programs + compiled rules")
@@ -31,10 +37,6 @@ ONE_LINE_FILE = "x = 1\n"
 
 
 def _programs(which: str) -> tuple[tuple[Path, ...], str]:
-    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS
-    from adopter.matches.build import rules_program
-    from adopter.rules.registry import load_rules
-
     if which == SETS[0]:
         return (MAIN_PROGRAM,), ""
     programs = (MAIN_PROGRAM, *MATCH_PROGRAMS)
@@ -43,10 +45,6 @@ def _programs(which: str) -> tuple[tuple[Path, ...], str]:
 
 def samples(which: str, forks: int) -> list[float]:
     """CPU seconds of grounding the one-line file, once per fork of a prepared parent."""
-    from adopter.datalog.engine import fact_terms, ground, prepare, relations_read, retain_controls
-    from adopter.extract.python_facts import extract_source
-    from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
-
     programs, text = _programs(which)
     facts = fact_terms(extract_source(ONE_LINE_FILE, "one_line.py"), relations_read(programs, text))
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS)
