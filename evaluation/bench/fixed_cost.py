@@ -30,7 +30,7 @@ from adopter.extract.python_facts import extract_source
 from adopter.matches.build import rules_program
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.rules.registry import load_rules
-from adopter.support.atomic import atomic_write_text
+from evaluation.bench.measure import write_table
 
 SETS = ("analyses", "analyses + match programs", "analyses + match programs + compiled rules")
 ONE_LINE_FILE = "x = 1\n"
@@ -88,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = json.loads(child.stdout.splitlines()[-1])
         rows.append((which, 1000 * statistics.median(seconds), 1000 * min(seconds), len(seconds)))
     frame = pd.DataFrame(rows, columns=["programs", "median_ms", "min_ms", "samples"]).round(1)
-    atomic_write_text(args.out / "fixed.tsv", frame.to_csv(sep="\t", index=False))
-    print(f"grounding a one-line file, CPU ms per forked worker ({args.out}/fixed.tsv):")
-    print(frame.to_string(index=False))
+    write_table(frame, args.out / "fixed.tsv", f"grounding a one-line file, CPU ms per forked worker ({args.out}/fixed.tsv):")
     return 0
 
 

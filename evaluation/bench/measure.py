@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from adopter.support.atomic import atomic_write_text
+
 
 def _tree_rss_kib(pid: int) -> int:
     """Resident memory of a process and all its descendants (KiB), from /proc."""
@@ -61,3 +63,11 @@ def run(command: list[str], env: dict | None = None, cwd: Path | None = None) ->
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def write_table(frame, path: Path, heading: str) -> None:
+    """Write a bench's table (a pandas frame) to `path` as TSV, atomically, then print
+    `heading` and the table."""
+    atomic_write_text(path, frame.to_csv(sep="\t", index=False))
+    print(heading)
+    print(frame.to_string(index=False))

@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.support.atomic import atomic_write_text
 from evaluation.bench.big_file import SHAPES, build
-from evaluation.bench.measure import run
+from evaluation.bench.measure import run, write_table
 
 ADOPTER = [sys.executable, "-m", "adopter"]
 
@@ -76,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     frame["cpu_s_per_mb"] = (frame["cpu_s"] / frame["megabytes"]).round(2)
     zoo_per_mb = frame[frame["shape"] == "zoo"].set_index("command")["cpu_s_per_mb"]
     frame["x_zoo_per_mb"] = (frame["cpu_s_per_mb"] / frame["command"].map(zoo_per_mb)).round(2)
-    atomic_write_text(args.out / "bigfile.tsv", frame.to_csv(sep="\t", index=False))
-    print(f"({args.out}/bigfile.tsv)")
-    print(frame.to_string(index=False))
+    write_table(frame, args.out / "bigfile.tsv", f"({args.out}/bigfile.tsv)")
     return 0
 
 

@@ -39,12 +39,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.support.atomic import atomic_write_text
 from adopter.matches.build import rules_program
 from adopter.extract.sources import extract_text
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
 from adopter.rules.registry import load_rules
+from evaluation.bench.measure import write_table
 
 STRUCTURES = forward_structure_parts(SUMMARY_MAX_GUARDS)
 
@@ -223,10 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         frame.loc[0, "share"] = None
         frame["ratio_to_parse"] = (frame["cost"] / parse).round(2)
         frame["cost"] = frame["cost"].round(3)
-        atomic_write_text(args.out / "profile_worker.tsv", frame.to_csv(sep="\t", index=False))
-        print(f"{count} files (every {every}th zoo file), forked workers, instructions (valgrind) "
-              f"({args.out}/profile_worker.tsv); all steps but parse: {total:.4g} M instructions = {total / parse:.2f}x parse")
-        print(frame.to_string(index=False))
+        write_table(frame, args.out / "profile_worker.tsv",
+                    f"{count} files (every {every}th zoo file), forked workers, instructions (valgrind) "
+                    f"({args.out}/profile_worker.tsv); all steps but parse: {total:.4g} M instructions = {total / parse:.2f}x parse")
         return 0
 
     names = step_names()
@@ -251,11 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     frame.loc[0, "share"] = None
     frame["ratio_to_parse"] = (frame["cost"] / parse).round(2)
     frame["cost"] = frame["cost"].round(3)
-    atomic_write_text(args.out / "profile.tsv", frame.to_csv(sep="\t", index=False))
     how = "instructions (valgrind)" if counting else f"CPU seconds, min of {args.repeat}"
-    print(f"{len(files)} files (every {every}th zoo file), one core, {how} ({args.out}/profile.tsv); "
-          f"all steps but parse: {total:.3g} {unit} = {total / parse:.1f}x parse")
-    print(frame.to_string(index=False))
+    write_table(frame, args.out / "profile.tsv",
+                f"{len(files)} files (every {every}th zoo file), one core, {how} ({args.out}/profile.tsv); "
+                f"all steps but parse: {total:.3g} {unit} = {total / parse:.1f}x parse")
     return 0
 
 

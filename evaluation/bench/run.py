@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.support.atomic import atomic_write_text
-from evaluation.bench.measure import median, run
+from evaluation.bench.measure import median, run, write_table
 
 ADOPTER = [sys.executable, "-m", "adopter"]
 
@@ -88,9 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     frame["ratio_to_parse"] = (frame["seconds"] / parse).round(2)
     frame["seconds"] = frame["seconds"].round(3)
     frame["peak_mib"] = frame["peak_mib"].round(0)
-    atomic_write_text(args.out / "bench.tsv", frame.to_csv(sep="\t", index=False))
-    print(f"{len(files)} files, medians of {args.repeat} runs ({args.out}/bench.tsv):")
-    print(frame.to_string(index=False))
+    write_table(frame, args.out / "bench.tsv", f"{len(files)} files, medians of {args.repeat} runs ({args.out}/bench.tsv):")
     return 0
 
 
