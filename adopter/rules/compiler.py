@@ -87,19 +87,14 @@ def compile_rule(rule: Rule) -> str:
     order = _binding_order(fwd, variables)
     rank = {i: k for k, i in enumerate(order)}
 
-    def producer(item: Input) -> int | None:
-        """The node whose whole output the input is, where `_input_literals` writes `input_from`."""
-        if item.arg.var is None or item.arg.const is not None or item.arg.code is not None or item.arg.part is not None:
-            return None
-        return variables[item.arg.var].producer
-
     for i, node in enumerate(fwd):
         x = xs[i]
-        edge = next((item for item in node.inputs if producer(item) is not None and rank[producer(item)] < rank[i]), None)
+        edge, source = next(((item, p) for item in node.inputs
+                             if (p := _edge_source(item, variables)) is not None and rank[p] < rank[i]), (None, None))
         if edge is None:
             body.append(f"rule_node_at({x}, R, K{i + 1})")  # a node of a rule root, and its key (support.lp)
         else:
-            body.append(f"rule_edge({xs[producer(edge)]}, {pos(i, edge)}, {x}, R, K{i + 1})")
+            body.append(f"rule_edge({xs[source]}, {pos(i, edge)}, {x}, R, K{i + 1})")
         if node.kind == "layer" and node.callee.startswith("$"):
             j = ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
@@ -235,9 +230,17 @@ def _input_literals(x: str, pos: str, item: Input, variables: dict, xs: list[str
     if info.producer is not None and item.arg.part is not None:  # `$p[:half]` of a node's output $p
         kind, which = item.arg.part
         return [f"input_{kind}({x}, {pos}, {which}, node({xs[info.producer]}))"]
-    if info.producer is not None:
-        return [f"input_from({x}, {pos}, {xs[info.producer]})"]
+    source = _edge_source(item, variables)
+    if source is not None:
+        return [f"input_from({x}, {pos}, {xs[source]})"]
     return [f"has_input({x}, {pos})"]
+
+
+def _edge_source(item: Input, variables: dict) -> int | None:
+    """The node whose whole output the input is (an `input_from` edge), else None."""
+    if item.arg.var is None or item.arg.const is not None or item.arg.code is not None or item.arg.part is not None:
+        return None
+    return variables[item.arg.var].producer
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
