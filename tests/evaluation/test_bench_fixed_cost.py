@@ -17,4 +17,4 @@ def test_the_program_sets_are_cumulative_and_end_with_the_compiled_rules():
 def test_each_fork_reports_the_cpu_time_of_its_ground():
     seconds = fixed_cost.samples(fixed_cost.SETS[0], forks=2)
     assert len(seconds) == 2
-    assert all(0 < s < 60 for s in seconds)
+    assert all(isinstance(s, float) and s > 0 for s in seconds)  # a CPU time, however long (the bench measures it)
