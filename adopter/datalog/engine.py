@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import clingo
-from clingo._internal import _ffi, _handle_error, _lib  # pyclingo's C bindings (clingo is pinned): see `_atom_rows`
+from clingo._internal import _ffi, _handle_error, _lib  # pyclingo's C bindings (clingo is pinned): see `atom_rows`
 
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
@@ -154,13 +154,13 @@ def _callback_error(_exception, value, traceback) -> bool:
 _GROUND_CALLBACK = _ffi.callback("clingo_ground_callback_t", _ground_callback, onerror=_callback_error)
 
 
-def _row_format(relation: str) -> str:
+def row_format(relation: str) -> str:
     """A `%` format for one row as a clingo tuple: integer columns bare, text columns quoted."""
     cols = ",".join("%s" if c in INT_COLUMNS else '"%s"' for c in RELATIONS[relation][0])
     return f"({cols},)," if len(RELATIONS[relation][0]) == 1 else f"({cols}),"
 
 
-_FORMATS = {relation: _row_format(relation) for relation in RELATIONS}
+_FORMATS = {relation: row_format(relation) for relation in RELATIONS}
 
 
 def _escape(text: str) -> str:
@@ -168,7 +168,7 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _escape_column(texts: list[str]) -> list[str]:
+def escape_column(texts: list[str]) -> list[str]:
     """The texts escaped, all in one: `str.replace` scans in C, while `str.translate` would
     look every character up in a dict, a large part of rendering a file's facts as terms."""
     escaped = _escape("\0".join(texts)).split("\0")
@@ -202,6 +202,12 @@ def _program_text(path: Path) -> str:
     return text
 
 
+def program_source(programs: Sequence[Path]) -> str:
+    """The text of `programs`, each with its includes inlined (`_program_text` appends them)
+    and the `#include` directives dropped: one text that clingo's parser reads alone."""
+    return "\n".join(re.sub(r'#include "[^"]+"\.', "", _program_text(program)) for program in programs)
+
+
 @lru_cache(maxsize=4)
 def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,), extra_program: str = "") -> dict[str, set[int]]:
     """Every relation a query over `programs` (and the program text `extra_program`) may
@@ -218,8 +224,7 @@ def known_relations(programs: tuple[Path, ...] = (MAIN_PROGRAM,), extra_program:
             if atom.ast_type == clingo.ast.ASTType.SymbolicAtom and atom.symbol.ast_type == clingo.ast.ASTType.Function:
                 known.setdefault(atom.symbol.name, set()).add(len(atom.symbol.arguments))
 
-    for program in programs:  # _program_text has appended the included files: drop the directives
-        clingo.ast.parse_string(re.sub(r'#include "[^"]+"\.', "", _program_text(program)), head)
+    clingo.ast.parse_string(program_source(programs), head)
     if extra_program:
         clingo.ast.parse_string(extra_program, head)
     return known
@@ -247,7 +252,7 @@ def fact_terms(facts: FileFacts, relations: set[str] | None = None) -> dict[str,
     for relation, rows in facts.rows.items():
         if relations is not None and relation not in relations:
             continue
-        out[relation] = "(" + (_FORMATS[relation] * len(rows)) % flat_fields(relation, rows, _escape_column) + ")"
+        out[relation] = "(" + (_FORMATS[relation] * len(rows)) % flat_fields(relation, rows, escape_column) + ")"
     return out
 
 
@@ -288,7 +293,8 @@ class _NoSolver:
     """A ground-program observer with no callbacks: the ground program goes nowhere."""
 
 
-def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str]) -> tuple[clingo.Control, list[str]]:
+def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str],
+            loading: Callable[[Iterable[str]], str] = loading_rules) -> tuple[clingo.Control, list[str]]:
     """A control with `programs`, `text` and the loading rules of `relations` added (not
     grounded), and the list its messages go to."""
     messages: list[str] = []
@@ -297,7 +303,7 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str]) -> tu
     try:
         for program in programs:
             control.load(str(program))
-        control.add("base", [], loading_rules(relations) + "\n" + _SHOW_NOTHING + text)
+        control.add("base", [], loading(relations) + "\n" + _SHOW_NOTHING + text)
     except RuntimeError as error:  # clingo logged why: keep its first message, with position
         raise RuntimeError(messages[0].strip() if messages else str(error)) from None
     return control, messages
@@ -307,7 +313,7 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str]) -> tu
 _prepared: dict[tuple, tuple[clingo.Control, list[str]]] = {}
 
 
-def prepare(programs: Sequence[Path], text: str) -> None:
+def prepare(programs: Sequence[Path], text: str, loading: Callable[[Iterable[str]], str] = loading_rules) -> None:
     """Load `programs` and `text` now, for the next `solve` of them in this process or in
     each fork of it: a fork then skips parsing them, which every file would otherwise repeat.
 
@@ -316,12 +322,12 @@ def prepare(programs: Sequence[Path], text: str) -> None:
     and this way a fork finds that done (a quarter of what grounding costs a file with no
     facts). Nothing is grounded: the file's `ground` is the first step with any rule."""
     relations = frozenset(relations_read(programs, text))
-    control, messages = _loaded(programs, text, relations)
+    control, messages = _loaded(programs, text, relations, loading)
     try:
         control.ground([])
     except RuntimeError:  # a program clingo rejects: each file's own `ground` reports it, as without preparing
         return
-    _prepared[(tuple(programs), text, relations)] = control, messages
+    _prepared[(tuple(programs), text, relations, loading)] = control, messages
     _defined[(tuple(programs), text)] = known_relations(tuple(programs), text)
 
 
@@ -339,13 +345,15 @@ CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled
 
 
 def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-           facts: dict[str, str] | None = None, variant: str = "full") -> clingo.Control:
+           facts: dict[str, str] | None = None, variant: str = "full",
+           loading: Callable[[Iterable[str]], str] = loading_rules) -> clingo.Control:
     """A clingo control with `programs`, the program `text` (rules, facts) and the input
     relations `facts` (from `fact_terms`) loaded and grounded: the base part, the analyses'
-    slots as `variant` fills them, `parts`, and the parts of the constructs the file has."""
+    slots as `variant` fills them, `parts`, and the parts of the constructs the file has.
+    `loading` writes the rules that load the facts (adopter/datalog/batch.py has its own)."""
     facts = facts or {}
-    key = (tuple(programs), text, frozenset(facts))
-    control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts)
+    key = (tuple(programs), text, frozenset(facts.keys() & RELATIONS.keys()), loading)
+    control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts, loading)
     parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
                                      if facts.get(relation, "()") != "()")]
     builtins = _Builtins(facts)
@@ -362,7 +370,7 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     return control
 
 
-def _atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int, ...]]:
+def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int, ...]]:
     """The argument ids (see `Model`) of every atom `name/arity` of a ground program.
 
     Through clingo's C functions rather than `SymbolicAtoms.by_signature`: the public
@@ -408,6 +416,12 @@ def _check(ok: bool) -> bool:
 _retained: list[clingo.Control] | None = None
 
 
+def keep_alive(control: clingo.Control) -> None:
+    """Keep `control` until this process exits, where `retain_controls` asked for that."""
+    if _retained is not None:
+        _retained.append(control)
+
+
 def retain_controls() -> None:
     """Keep every control of this process alive until it exits (call only in a short-lived process)."""
     global _retained
@@ -430,9 +444,8 @@ def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, 
                       if positive and (wanted is None or name in wanted)]
     relations: dict[str, list] = {}
     for name, arity in signatures:
-        rows = _atom_rows(control, name, arity)
+        rows = atom_rows(control, name, arity)
         if rows or defined is None:
             relations.setdefault(name, []).extend(rows)
-    if _retained is not None:
-        _retained.append(control)
+    keep_alive(control)
     return Model(relations)

@@ -4,7 +4,8 @@ For each file: read its bytes; look up what is wanted (facts, the core summary, 
 matches of a rule set) in the content-keyed cache; extract facts and run clingo once
 for whatever is missing (core, rules and structure counting in one program); store
 the new results. Files are independent and run in parallel; a failing file yields a
-diagnostic and the others go on.
+diagnostic and the others go on. Small files go to clingo several at a time
+(`analyse_batch`, adopter/datalog/batch.py): each still gets what its own run would give.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, REPORTED, matches_
                                    unmodelled_warnings)
 from adopter.extract.sources import decode_source, extract_text, module_name, read_bytes
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
+from adopter.datalog import batch
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, prepare, retain_controls, solve
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS
@@ -61,6 +63,61 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     column: `tables.with_file_column` adds it), not as rows; with
     `layout`, each match carries its layout (what `apply` needs); with `explain`, the near misses
     come too."""
+    begun = _begin(path, rules, program, want_summary, want_facts, cache, variant, render_tables, layout, explain,
+                   only_cached)
+    if not isinstance(begun, _Pending):
+        return begun
+    try:
+        solved = _solve(begun.facts, rules, program, "summary" in begun.missing, "matches" in begun.missing, variant,
+                        layout, explain)
+    except RuntimeError as error:
+        return begun.failed(error)
+    return _finish(begun, solved, cache)
+
+
+def analyse_batch(tasks: list[tuple]) -> list[FileAnalysis]:
+    """`analyse_file` of several files (its arguments, one tuple per file, the same but for the
+    path), the ones that need clingo in one run of it (adopter/datalog/batch.py): for small
+    files, whose analysis is mostly what every run pays before any fact."""
+    begun = [_begin(*task) for task in tasks]
+    pending = [b for b in begun if isinstance(b, _Pending)]
+    if pending:
+        _path, rules, program, _summary, _facts, cache, variant, _tables, layout, explain = tasks[0][:10]
+        summary = any("summary" in p.missing for p in pending)
+        matches = any("matches" in p.missing for p in pending)
+        try:
+            solved = _solve_batch([p.facts for p in pending], rules, program, summary, matches, variant, layout,
+                                  explain)
+        except RuntimeError as error:
+            solved = [error] * len(pending)
+        done = {id(p): p.failed(s) if isinstance(s, RuntimeError) else _finish(p, s, cache)
+                for p, s in zip(pending, solved)}
+        begun = [done.get(id(b), b) for b in begun]
+    return begun
+
+
+@dataclass
+class _Pending:
+    """A file whose facts are extracted and whose summary or matches are still to be solved."""
+
+    result: FileAnalysis
+    facts: FileFacts | None  # (None: nothing left to solve)
+    found: dict
+    missing: set[str]
+    keys: dict[str, str]
+    render_tables: bool
+    start: float
+
+    def failed(self, error: RuntimeError) -> FileAnalysis:
+        self.result.diagnostics.append(Diagnostic(self.result.path, None, None, f"analysis failed: {error}"))
+        return self.result
+
+
+def _begin(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
+           cache: ResultCache, variant: str = "full", render_tables: bool = False, layout: bool = False,
+           explain: bool = False, only_cached: bool = False) -> FileAnalysis | _Pending | None:
+    """A file's analysis up to clingo: its cached results, else its facts (extracted and
+    cached); a finished analysis when nothing is left to solve (or the file failed)."""
     start = time.perf_counter()
     result = FileAnalysis(str(path))
     data, problem = read_bytes(path)
@@ -84,6 +141,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
     missing = {k for k, v in found.items() if v is None}
     if missing and only_cached:
         return None
+    pending = None
     if missing:
         text, problem = decode_source(data, path)
         if text is None:
@@ -97,16 +155,19 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         if facts_kind in missing:  # here, in the worker: the parent only writes the tables
             found[facts_kind] = (table_rows(facts), facts.count()) if render_tables else facts
             result.cache_problem = _store(cache, keys[facts_kind], facts_kind, found[facts_kind])
+        pending = _Pending(result, facts, found, missing, keys, render_tables, start)
         if missing & {"summary", "matches"}:
-            try:
-                found.update(_solve(facts, rules, program, "summary" in missing, "matches" in missing, variant, layout,
-                                    explain))
-            except RuntimeError as error:
-                result.diagnostics.append(Diagnostic(str(path), None, None, f"analysis failed: {error}"))
-                return result
-            for kind in missing & {"summary", "matches"}:
-                result.cache_problem = _store(cache, keys[kind], kind, found[kind]) or result.cache_problem
-    if render_tables:
+            return pending
+    return _finish(pending or _Pending(result, None, found, missing, keys, render_tables, start), {}, cache)
+
+
+def _finish(pending: _Pending, solved: dict, cache: ResultCache) -> FileAnalysis:
+    """The analysis of a file from its cached and solved results (the solved ones cached)."""
+    result, found, missing = pending.result, pending.found, pending.missing
+    for kind in missing & {"summary", "matches"}:
+        found[kind] = solved[kind]
+        result.cache_problem = _store(cache, pending.keys[kind], kind, found[kind]) or result.cache_problem
+    if pending.render_tables:
         result.tables, result.fact_count = found.get("tables") or (None, 0)
     else:
         result.facts = found.get("facts")
@@ -116,7 +177,7 @@ def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summar
         result.matches, warnings, result.near_misses = found["matches"]
         result.diagnostics += warnings
     result.cached = not missing
-    result.seconds = time.perf_counter() - start
+    result.seconds = time.perf_counter() - pending.start
     return result
 
 
@@ -168,9 +229,8 @@ def _programs(program: str, matches: bool) -> tuple[tuple[Path, ...], str]:
     return programs, program if matches else ""
 
 
-def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str,
-           layout: bool = False, explain: bool = False) -> dict:
-    """One clingo run for the core summary and/or the rules' matches (with their layouts)."""
+def _plan(program: str, summary: bool, matches: bool, layout: bool, explain: bool) -> tuple:
+    """The programs, program text, parts and kept relations of a clingo run for the summary and/or the matches."""
     programs, extra = _programs(program, matches)
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     if matches and layout:
@@ -178,7 +238,11 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
     if matches and explain:
         parts = [*parts, EXPLAIN_PART]
     keep = (REPORTED if matches else set()) | (_SUMMARY if summary else set())
-    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
+    return programs, extra, parts, keep
+
+
+def _outputs(model, facts: FileFacts, rules, summary: bool, matches: bool, layout: bool, explain: bool) -> dict:
+    """The summary and/or the matches (with their warnings and near misses) of one file's model."""
     out = {}
     if summary:
         structures, skipped = count_structures(model)
@@ -188,6 +252,22 @@ def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, 
         out["matches"] = (found, unmodelled_warnings(model, facts),
                           near_misses_from_model(model, facts, rules, found) if explain else [])
     return out
+
+
+def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str,
+           layout: bool = False, explain: bool = False) -> dict:
+    """One clingo run for the core summary and/or the rules' matches (with their layouts)."""
+    programs, extra, parts, keep = _plan(program, summary, matches, layout, explain)
+    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
+    return _outputs(model, facts, rules, summary, matches, layout, explain)
+
+
+def _solve_batch(all_facts: list[FileFacts], rules, program: str, summary: bool, matches: bool, variant: str,
+                 layout: bool = False, explain: bool = False) -> list[dict]:
+    """`_solve` of several files in one clingo run."""
+    programs, extra, parts, keep = _plan(program, summary, matches, layout, explain)
+    models = batch.solve(all_facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
+    return [_outputs(model, facts, rules, summary, matches, layout, explain) for model, facts in zip(models, all_facts)]
 
 
 def _analyse(args) -> FileAnalysis:
@@ -215,11 +295,15 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     # when there is one: forking for it costs more than it saves)
     hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
     todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
+    failed_batches: list[tuple] = []
     if todo and (limits or jobs > 1 and len(todo) > 1):
         # every fork starts from a control with the programs already loaded (for a file that
         # misses all it asks for, as in a cold run; another file loads its own)
         prepare(*_programs(program, rules is not None))
-        computed = _forked([task for _, task in todo], min(jobs, len(todo)), limits)
+        units = _units([task for _, task in todo], rules is not None or want_summary)
+        if any(len(unit) > 1 for unit in units):  # its text now, once; each batch's fork loads it
+            batch.program(*_programs(program, rules is not None))
+        computed = _forked([task for _, task in todo], units, min(jobs, len(units)), limits, failed_batches)
     else:
         computed = enumerate(_analyse(task) for _, task in todo)
     positions: list[int] = []
@@ -234,7 +318,13 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     for position, result in zip(positions, done):
         results[position] = result
     problem = cache.problem or next((r.cache_problem for r in results if r.cache_problem), None)
-    return results, [Diagnostic(str(cache_dir), None, None, problem, "warning")] if problem else []
+    problems = [Diagnostic(str(cache_dir), None, None, problem, "warning")] if problem else []
+    if failed_batches:  # (each file was analysed again alone: its own result says whether it fails)
+        problems.append(Diagnostic(str(failed_batches[0][0]), None, None,
+                                   f"{len(failed_batches)} batch(es) of small files failed and were analysed file by "
+                                   f"file; the first, of {failed_batches[0][1]} files from this one: "
+                                   f"{failed_batches[0][2]}", "warning"))
+    return results, problems
 
 
 def _merge(order: list[int], hits: dict, todo: list[int], computed):
@@ -247,16 +337,61 @@ def _merge(order: list[int], hits: dict, todo: list[int], computed):
         yield todo[k], result
 
 
-def _forked(tasks: list, workers: int, limits: Limits):
-    """(position in `tasks`, result) of `_analyse` over tasks as they finish, each file in
-    a fresh fork (adopter/support/forks.py says why); a worker that dies or breaks a limit fails its
-    file only."""
-    for index, ok, value in map_forked(_analyse_and_exit, tasks, workers, limits):
-        if not ok:
-            path = str(tasks[index][0])
-            why = _stopped(value) if isinstance(value, Stopped) else f"analysis failed: {value.strip()}"
-            value = FileAnalysis(path, [Diagnostic(path, None, None, why)])
-        yield index, value
+# Small files are analysed several to a clingo run (`analyse_batch`): most of a small file's
+# analysis is what every run pays before any fact, and a fork per file costs its page faults.
+# A run slows as it holds more symbols, so a batch stops at BATCH_FILES files or BATCH_BYTES
+# of source, and a larger file runs alone. With fewer than BATCH_MIN_FILES small files, none is
+# batched: writing the batch programs (`batch.program`) would cost more than it saves. Sizes
+# measured on the zoo, timm and diffusers (docs/performance.md).
+BATCH_FILE_BYTES = 48 * 1024
+BATCH_BYTES = 192 * 1024
+BATCH_FILES = 32
+BATCH_MIN_FILES = 16
+
+
+def _units(tasks: list, solving: bool) -> list[list[int]]:
+    """The tasks (positions in `tasks`, largest file first) each fork runs: one file, or a
+    batch of small ones, when clingo is to run at all (`solving`)."""
+    small = [i for i, task in enumerate(tasks) if solving and _size(task[0]) <= BATCH_FILE_BYTES]
+    if len(small) < BATCH_MIN_FILES:
+        return [[i] for i in range(len(tasks))]
+    batched = set(small)
+    units = [[i] for i in range(len(tasks)) if i not in batched]
+    unit, size = [], 0
+    for i in small:
+        unit.append(i)
+        size += _size(tasks[i][0])
+        if len(unit) == BATCH_FILES or size >= BATCH_BYTES:
+            units.append(unit)
+            unit, size = [], 0
+    return units + [unit] if unit else units
+
+
+def _forked(tasks: list, units: list[list[int]], workers: int, limits: Limits, failed_batches: list):
+    """(position in `tasks`, result) of `_analyse` over tasks as they finish, each unit of
+    `_units` in a fresh fork (adopter/support/forks.py says why); a worker that dies or breaks a
+    limit fails its file only: the files of a batch that fails are analysed again, each alone,
+    and the batch is added to `failed_batches` (its first file, its size, why it failed)."""
+    again = []
+    for index, ok, value in map_forked(_analyse_unit_and_exit, [[tasks[i] for i in unit] for unit in units],
+                                       workers, limits):
+        if ok:
+            yield from zip(units[index], value)
+        elif len(units[index]) > 1:
+            again += units[index]
+            failed_batches.append((tasks[units[index][0]][0], len(units[index]),
+                                   _failure(tasks[units[index][0]], value).diagnostics[0].message))
+        else:
+            yield units[index][0], _failure(tasks[units[index][0]], value)
+    if again:
+        for index, ok, value in map_forked(_analyse_unit_and_exit, [[tasks[i]] for i in again], workers, limits):
+            yield again[index], value[0] if ok else _failure(tasks[again[index]], value)
+
+
+def _failure(task, why) -> FileAnalysis:
+    path = str(task[0])
+    why = _stopped(why) if isinstance(why, Stopped) else f"analysis failed: {why.strip()}"
+    return FileAnalysis(path, [Diagnostic(path, None, None, why)])
 
 
 def _stopped(stop: Stopped) -> str:
@@ -265,9 +400,9 @@ def _stopped(stop: Stopped) -> str:
     return f"analysis stopped: needed more than {stop.value:g} MB of memory (--file-memory)"
 
 
-def _analyse_and_exit(args) -> FileAnalysis:
-    retain_controls()  # this process ends with its file
-    return analyse_file(*args)
+def _analyse_unit_and_exit(tasks: list) -> list[FileAnalysis]:
+    retain_controls()  # this process ends with its files
+    return [analyse_file(*tasks[0])] if len(tasks) == 1 else analyse_batch(tasks)
 
 
 def _size(path: Path) -> int:
