@@ -24,7 +24,7 @@ import clingo.ast as ast
 
 from adopter.datalog import engine
 from adopter.extract.python_facts import FileFacts
-from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
+from adopter.extract.schema import RELATIONS, flat_fields
 
 FILE_VARIABLE = "Fl__"
 FILE_RELATION = "file__"  # file__(F) for each file of a batch: ranges F where a rule reads its file only under `not`
@@ -37,6 +37,9 @@ _NO_ATOMS = frozenset({ast.ASTType.Comparison, ast.ASTType.Variable, ast.ASTType
                        ast.ASTType.UnaryOperation, ast.ASTType.BinaryOperation, ast.ASTType.Interval,
                        ast.ASTType.Function, ast.ASTType.Pool, ast.ASTType.Guard})
 Site = tuple[str, int, int, int]  # an atom: name, arity, and where its name starts (line, column)
+# the statements besides rules that the programs hold (a `#show p/2` or an `#external` would
+# need the file column too: none is written, and `file_column_program` refuses them)
+_PLAIN = frozenset({ast.ASTType.Defined, ast.ASTType.Program, ast.ASTType.Definition, ast.ASTType.Comment})
 
 
 def _sites(node, found: list[Site]) -> list[Site]:
@@ -114,6 +117,8 @@ def file_column_program(text: str) -> tuple[str, set[Atom]]:
                     raise ValueError(f"{statement.location.begin.line}: a fact that depends on a file: {statement}")
                 begin = statement.body[0].location.begin
                 edits[(begin.line, begin.column - 1)] = f"{FILE_RELATION}({FILE_VARIABLE}), ".encode()
+        elif statement.ast_type not in _PLAIN:
+            raise ValueError(f"line {statement.location.begin.line}: a batch program cannot hold {statement}")
         elif statement.ast_type == ast.ASTType.Defined and (statement.name, statement.arity) in dependent:
             begin, end = statement.location.begin, statement.location.end
             line = lines[begin.line - 1]

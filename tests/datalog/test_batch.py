@@ -93,6 +93,11 @@ def test_the_file_column_goes_on_relations_that_depend_on_facts_only():
     assert "#defined uses/3." in text
 
 
+def test_a_statement_the_file_column_does_not_cover_is_refused():
+    with pytest.raises(ValueError, match="line 2: a batch program cannot hold #show uses/2."):
+        batch.file_column_program('uses(E) :- name(E, _N, "load").\n#show uses/2.\n')
+
+
 def test_a_batch_gives_each_file_the_relations_its_own_run_gives():
     rules_text = rules_program(load_rules())
     programs = (engine.MAIN_PROGRAM, *engine.MATCH_PROGRAMS)
