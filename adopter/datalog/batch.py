@@ -130,19 +130,18 @@ def file_column_program(text: str) -> tuple[str, set[Atom]]:
 
 
 @lru_cache(maxsize=4)
-def program(programs: Sequence[Path], extra_program: str) -> tuple[str, frozenset[Atom]]:
-    """The file-column form of `programs` (their includes inlined) and `extra_program`."""
+def program(programs: Sequence[Path], extra_program: str) -> tuple[str, frozenset[Atom], frozenset[str]]:
+    """The file-column form of `programs` (their includes inlined) and `extra_program`, the
+    relations given the column, and the input relations it reads (worked out once, in the
+    parent of the forks that run batches)."""
     text, dependent = file_column_program(engine.program_source(programs) + "\n#program base.\n" + extra_program)
-    return text, frozenset(dependent)
+    return text, frozenset(dependent), frozenset(engine.relations_read((), text))
 
 
 def loading_rules(relations) -> str:
     """`engine.loading_rules` with the file first: each row of a batch starts with its file's index."""
-    out = [f'{FILE_RELATION}(F) :- (F,) = @input("{FILE_RELATION}").']
-    for relation in sorted(set(relations) - {FILE_RELATION}):
-        xs = ",".join(f"X{i}" for i in range(1, len(RELATIONS[relation][0]) + 1))
-        out.append(f'{relation}(F,{xs}) :- (F,{xs}) = @input("{relation}").')
-    return "\n".join(out)
+    return (f'{FILE_RELATION}(F) :- (F,) = @input("{FILE_RELATION}").\n'
+            + engine.loading_rules(set(relations) - {FILE_RELATION}, lead="F"))
 
 
 def fact_terms(all_facts: Sequence[FileFacts], relations: set[str]) -> dict[str, str]:
@@ -153,7 +152,7 @@ def fact_terms(all_facts: Sequence[FileFacts], relations: set[str]) -> dict[str,
         for index, facts in enumerate(all_facts):
             rows = facts.rows.get(relation)
             if rows:  # (the file's index written into the row format: one `%` for all its rows)
-                row = f"({index}," + engine.row_format(relation)[1:]
+                row = engine.row_format(relation, f"{index},")
                 chunks.append((row * len(rows)) % flat_fields(relation, rows, engine.escape_column))
         out[relation] = "(" + "".join(chunks) + ")"
     return out
@@ -164,8 +163,8 @@ def solve(all_facts: Sequence[FileFacts], extra_program: str = "",
           keep: set[str] = frozenset(), variant: str = "full") -> list[engine.Model]:
     """`engine.solve` for several files in one run: one model per file, in their order, each
     as that file's own run gives it (only the relations in `keep`)."""
-    text, dependent = program(tuple(programs), extra_program)
-    terms = fact_terms(all_facts, engine.relations_read((), text) - {FILE_RELATION})
+    text, dependent, relations = program(tuple(programs), extra_program)
+    terms = fact_terms(all_facts, relations)
     control = engine.ground((), text, parts, terms, variant, loading=loading_rules)
     models: list[dict[str, list]] = [{} for _ in all_facts]
     index_of = {clingo.Number(i)._rep: i for i in range(len(all_facts))}  # file column (a symbol id) -> file

@@ -154,10 +154,11 @@ def _callback_error(_exception, value, traceback) -> bool:
 _GROUND_CALLBACK = _ffi.callback("clingo_ground_callback_t", _ground_callback, onerror=_callback_error)
 
 
-def row_format(relation: str) -> str:
-    """A `%` format for one row as a clingo tuple: integer columns bare, text columns quoted."""
+def row_format(relation: str, lead: str = "") -> str:
+    """A `%` format for one row as a clingo tuple: integer columns bare, text columns quoted,
+    after `lead` (fields given as text, each with its comma: adopter/datalog/batch.py's file)."""
     cols = ",".join("%s" if c in INT_COLUMNS else '"%s"' for c in RELATIONS[relation][0])
-    return f"({cols},)," if len(RELATIONS[relation][0]) == 1 else f"({cols}),"
+    return f"({lead}{cols},)," if len(RELATIONS[relation][0]) == 1 and not lead else f"({lead}{cols}),"
 
 
 _FORMATS = {relation: row_format(relation) for relation in RELATIONS}
@@ -175,8 +176,9 @@ def escape_column(texts: list[str]) -> list[str]:
     return escaped if len(escaped) == len(texts) else [_escape(text) for text in texts]  # a text held "\0"
 
 
-def loading_rules(relations: Iterable[str]) -> str:
-    """One rule per input relation that takes all its rows from `@input` at once.
+def loading_rules(relations: Iterable[str], lead: str = "") -> str:
+    """One rule per input relation that takes all its rows from `@input` at once (with
+    `lead`, a variable each row starts with, the relation's first argument).
 
     Why not one fact statement per row: clingo parses and prepares every statement on its
     own, before the row's terms, while one rule instantiated over a list of tuples parsed
@@ -186,8 +188,8 @@ def loading_rules(relations: Iterable[str]) -> str:
     out = []
     for relation in sorted(relations):
         arity = len(RELATIONS[relation][0])
-        xs = ",".join(f"X{i}" for i in range(1, arity + 1))
-        out.append(f'{relation}({xs}) :- ({xs}{"," if arity == 1 else ""}) = @input("{relation}").')
+        xs = ",".join([lead] * bool(lead) + [f"X{i}" for i in range(1, arity + 1)])
+        out.append(f'{relation}({xs}) :- ({xs}{"," if arity == 1 and not lead else ""}) = @input("{relation}").')
     return "\n".join(out)
 
 

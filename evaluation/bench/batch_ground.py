@@ -85,8 +85,8 @@ def measure(files: list[Path], check: bool) -> dict:
         single_cpu += cpu
         single[str(index)] = (kept or {}).get("0", [])
     # the same programs with the file column (adopter/datalog/batch.py), prepared as a file's are
-    batch_text, _ = batch.program(programs, rules_text)
-    terms = batch.fact_terms(all_facts, relations_read((), batch_text))
+    batch_text, _, relations = batch.program(programs, rules_text)
+    terms = batch.fact_terms(all_facts, relations)
     prepare((), batch_text, loading=batch.loading_rules)
     batch_cpu, kept = _in_fork(lambda: _grounded(ground((), batch_text, parts, terms, loading=batch.loading_rules),
                                                  True, check))
