@@ -35,6 +35,19 @@ def relation(code: str, name: str) -> set[tuple]:
     return {tuple(str(a).strip('"') for a in args) for args in model.get(name)}
 
 
+def misbehave_for(monkeypatch, module, function: str, name: str, behaviour) -> None:
+    """`module.function(path, ...)` first runs `behaviour()` for the file called `name` (the
+    forks of a run inherit the patch): a crash, a hang or a memory hog in one file's analysis."""
+    real = getattr(module, function)
+
+    def patched(path: Path, *args, **kwargs):
+        if path.name == name:
+            behaviour()
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(module, function, patched)
+
+
 def assert_golden(actual: str, golden: Path) -> None:
     """`actual` equals the golden file. With ADOPTER_UPDATE_GOLDEN=1 a differing golden file is
     rewritten and the test still fails, so that a run which updates never passes unread."""

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import misbehave_for
 from typer.testing import CliRunner
 
 from adopter.matches import pipeline
@@ -49,14 +50,7 @@ def test_a_crashing_file_fails_alone_in_a_parallel_scan(tmp_path, monkeypatch):
     good.write_text("import torch\nx = torch.softmax(torch.ones(2), dim=-1)\n")
     bad = tmp_path / "bad.py"
     bad.write_text("y = 1\n")
-    real = pipeline.analyse_file
-
-    def crash_on_bad(path: Path, *args, **kwargs):
-        if path.name == "bad.py":
-            os._exit(9)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "analyse_file", crash_on_bad)  # inherited by the forks
+    misbehave_for(monkeypatch, pipeline, "analyse_file", "bad.py", lambda: os._exit(9))
     results, _ = pipeline.run_files([good, bad], None, want_summary=True, want_facts=False, jobs=2)
     by_name = {Path(r.path).name: r for r in results}
     assert not by_name["good.py"].failed and by_name["good.py"].summary is not None
@@ -75,15 +69,7 @@ def _two_files(tmp_path: Path, bad_name: str) -> list[Path]:
 
 
 def _misbehaving(monkeypatch, name: str, behaviour) -> None:
-    """`analyse_file` misbehaves for the file `name` (the forks inherit the patch)."""
-    real = pipeline.analyse_file
-
-    def analyse(path: Path, *args, **kwargs):
-        if path.name == name:
-            behaviour()
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "analyse_file", analyse)
+    misbehave_for(monkeypatch, pipeline, "analyse_file", name, behaviour)
 
 
 def _by_name(run) -> dict:

@@ -3,9 +3,11 @@ file gets what it gets alone. Whether a batch is faster is measured by the bench
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from conftest import misbehave_for
 
 from adopter.datalog import batch, engine
 from adopter.extract.python_facts import extract_source
@@ -146,20 +148,11 @@ def test_small_files_are_batched_up_to_a_count_and_a_size(tmp_path, monkeypatch)
 
 
 def test_the_files_of_a_failing_batch_are_analysed_again_each_alone(tmp_path, monkeypatch):
-    import os
-
     monkeypatch.setattr(pipeline, "BATCH_MIN_FILES", 2)
     paths = _write(tmp_path, copies=2)
     rules = load_rules()
     expected = {Path(r.path).name: _analysis(r) for r in pipeline.run_files(paths, rules, True, False, jobs=1)[0]}
-    real = pipeline._begin
-
-    def crash_on_one(path: Path, *args, **kwargs):
-        if path.name == "conv_1.py":
-            os._exit(9)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "_begin", crash_on_one)  # inherited by the forks
+    misbehave_for(monkeypatch, pipeline, "_begin", "conv_1.py", lambda: os._exit(9))  # (`analyse_batch` calls `_begin`)
     run, problems = pipeline.run_files(paths, rules, True, False, jobs=2)
     results = {Path(r.path).name: r for r in run}
     assert "worker process died (exit code 9)" in results["conv_1.py"].diagnostics[0].message
