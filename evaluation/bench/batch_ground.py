@@ -15,20 +15,17 @@ For k files (`--corpus`, from `--start`, in name order), CPU time of:
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import os
-import resource
 import sys
 from pathlib import Path
-from typing import Callable
 
-from adopter.datalog import batch, engine
+from adopter.datalog import batch
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, prepare, relations_read
 from adopter.extract.sources import extract_text, module_name
 from adopter.matches.build import REPORTED, rules_program
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.rules.registry import load_rules
+from evaluation.bench.measure import cpu_in_fork
 
 KEPT = REPORTED | {"dl_node", "structure_scope", "too_many_guards"}
 
@@ -51,27 +48,6 @@ def _grounded(control, tagged: bool, check: bool) -> dict[str, list[str]] | None
     return _kept(control, tagged) if check else None
 
 
-def _in_fork(work: Callable[[], object]) -> tuple[float, object]:
-    """CPU seconds of `work()` in a fork of this process (as a cold run's worker), and its JSON-ready result."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        gc.disable()
-        engine.retain_controls()
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        result = work()
-        after = resource.getrusage(resource.RUSAGE_SELF)
-        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        os.write(write, json.dumps([cpu, result]).encode())
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as handle:
-        cpu, result = json.loads(handle.read())
-    os.waitpid(pid, 0)
-    return cpu, result
-
-
 def measure(files: list[Path], check: bool) -> dict:
     programs = (MAIN_PROGRAM, *MATCH_PROGRAMS)
     rules_text = rules_program(load_rules())
@@ -81,14 +57,14 @@ def measure(files: list[Path], check: bool) -> dict:
     for index, facts in enumerate(all_facts):
         terms = fact_terms(facts, relations_read(programs, rules_text))
         prepare(programs, rules_text)
-        cpu, kept = _in_fork(lambda: _grounded(ground(programs, rules_text, parts, terms), False, check))
+        cpu, kept = cpu_in_fork(lambda: _grounded(ground(programs, rules_text, parts, terms), False, check))
         single_cpu += cpu
         single[str(index)] = (kept or {}).get("0", [])
     # the same programs with the file column (adopter/datalog/batch.py), prepared as a file's are
     batch_text, _, relations = batch.program(programs, rules_text)
     terms = batch.fact_terms(all_facts, relations)
     prepare((), batch_text, loading=batch.loading_rules)
-    batch_cpu, kept = _in_fork(lambda: _grounded(ground((), batch_text, parts, terms, loading=batch.loading_rules),
+    batch_cpu, kept = cpu_in_fork(lambda: _grounded(ground((), batch_text, parts, terms, loading=batch.loading_rules),
                                                  True, check))
     result = {"files": len(files), "single_ms": 1000 * single_cpu, "batch_ms": 1000 * batch_cpu,
               "ratio": batch_cpu / single_cpu}

@@ -17,20 +17,17 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from adopter.datalog.engine import (MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, prepare, relations_read,
-                                    retain_controls)
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, prepare, relations_read
 from adopter.extract.python_facts import extract_source
 from adopter.matches.build import rules_program
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.rules.registry import load_rules
-from evaluation.bench.measure import write_table
+from evaluation.bench.measure import cpu_in_fork, write_table
 
 SETS = ("analyses", "analyses + match programs", "analyses + match programs + compiled rules")
 ONE_LINE_FILE = "x = 1\n"
@@ -50,22 +47,10 @@ def samples(which: str, forks: int) -> list[float]:
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS)
     prepare(programs, text)  # (each fork takes its copy of the prepared control; the parent keeps its own)
     gc.freeze()
-    out = []
-    for _ in range(forks):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: as a worker of a cold run (adopter/support/forks.py)
-            os.close(read)
-            gc.disable()
-            retain_controls()
-            start = time.process_time()
-            ground(programs, text, parts, facts)
-            os.write(write, str(time.process_time() - start).encode())
-            os._exit(0)
-        os.close(write)
-        with os.fdopen(read) as handle:
-            out.append(float(handle.read()))
-        os.waitpid(pid, 0)
+    def ground_only() -> None:
+        ground(programs, text, parts, facts)
+
+    out = [cpu_in_fork(ground_only)[0] for _ in range(forks)]
     gc.unfreeze()
     return out
 

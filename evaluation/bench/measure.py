@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import os
 import statistics
 import subprocess
@@ -9,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from adopter.support.atomic import atomic_write_text
 
@@ -59,6 +62,29 @@ def run(command: list[str], env: dict | None = None, cwd: Path | None = None) ->
     stop.set()
     sampler.join()
     return Run(seconds, peak / 1024, code)
+
+
+def cpu_in_fork(work: Callable[[], object]) -> tuple[float, object]:
+    """CPU seconds of `work()` in a fork of this process, run as a cold run's worker runs a
+    file (adopter/support/forks.py: no cyclic GC, clingo's controls kept to the end), and
+    `work`'s result (JSON-ready)."""
+    from adopter.datalog.engine import retain_controls  # (every caller has loaded it already)
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        gc.disable()
+        retain_controls()
+        start = time.process_time()
+        result = work()
+        os.write(write, json.dumps([time.process_time() - start, result]).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as handle:
+        cpu, result = json.loads(handle.read())
+    os.waitpid(pid, 0)
+    return cpu, result
 
 
 def median(values: list[float]) -> float:
