@@ -44,7 +44,8 @@ class FileAnalysis:
     tables: dict[str, str] | None = None  # the facts as rows without the file column (tables.table_rows), when asked
     matches: list[Match] | None = None
     near_misses: list[NearMiss] = field(default_factory=list)  # with `explain`
-    summary: tuple[int, int, int] | None = None  # (DL nodes, forward structures, forward methods not enumerated)
+    # (DL nodes, forward structures, forward methods not enumerated), over the analyses with the run's rules
+    summary: tuple[int, int, int] | None = None
     cached: bool = False
     seconds: float = 0.0
     fact_count: int = 0
@@ -133,7 +134,7 @@ def _begin(path: Path, rules: list[Rule] | None, program: str, want_summary: boo
         keys = dict.fromkeys((facts_kind, "summary", "matches"), "")
     else:
         keys = {facts_kind: entry_key(data, facts_kind, str(path), module),
-                "summary": entry_key(data, "summary", module, variant),
+                "summary": entry_key(data, "summary", program, module, variant),
                 "matches": entry_key(data, "matches", program, str(path), module, variant, "layout" if layout else "",
                                      "explain" if explain else "")}
     wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
@@ -230,8 +231,12 @@ def _programs(program: str, matches: bool) -> tuple[tuple[Path, ...], str]:
 
 
 def _plan(program: str, summary: bool, matches: bool, layout: bool, explain: bool) -> tuple:
-    """The programs, program text, parts and kept relations of a clingo run for the summary and/or the matches."""
-    programs, extra = _programs(program, matches)
+    """The programs, program text, parts and kept relations of a clingo run for the summary and/or the matches.
+
+    The rules' program is loaded for the summary too: a rule's pattern can make more calls
+    layers (types/layers.lp's `local_module/1`), and the summary must not depend on whether
+    the matches came from the cache."""
+    programs, extra = _programs(program, matches or summary and bool(program))
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     if matches and layout:
         parts = [*parts, LAYOUT_PART]

@@ -103,3 +103,26 @@ def test_rules_list_names_each_rule_with_its_pack():
     assert rows["softmax"] == "paper" and rows["rms_norm"] == "modern"
     # 17 rules; a file of another code shape of one of them is listed as `<id>.<shape>`
     assert rows["swiglu.chunk_gate_last"] == "modern" and len({key.partition(".")[0] for key in rows}) == 17
+
+
+# a loss module built into a local name and called through it: it is a layer (a DL node) because a
+# bundled rule's pattern names its type (types/layers.lp's local_module/1, from the compiled rules)
+LOCAL_LOSS = """
+from torch import nn
+class M(nn.Module):
+    def forward(self, logits, labels):
+        loss_fct = nn.CrossEntropyLoss()
+        return loss_fct(logits, labels)
+"""
+
+
+def test_facts_after_a_scan_with_one_cache_gives_the_summary_of_a_cold_run(tmp_path):
+    from adopter.api import analysis, scan
+    from adopter.rules.registry import load_rules
+    (tmp_path / "m.py").write_text(LOCAL_LOSS)
+    cold = analysis.run([str(tmp_path)], jobs=1, cache_dir=tmp_path / "cold")
+    scan.scan([str(tmp_path)], load_rules(), jobs=1, cache_dir=tmp_path / "shared")
+    after_scan = analysis.run([str(tmp_path)], jobs=1, cache_dir=tmp_path / "shared")
+    assert [f.cached for f in after_scan.files] == [False]  # (the summary was not cached by the scan)
+    assert cold.total(0) == 2  # the constructor's call, and the call of loss_fct
+    assert [f.summary for f in after_scan.files] == [f.summary for f in cold.files]
