@@ -31,11 +31,12 @@ def run(paths: list[str], analyse: bool = True, jobs: int | None = None,
     files, problems = expand_paths(paths)
     rules = load_rules() if analyse else None
     writer = TableWriter(tables) if tables is not None else None
+    position = {str(path): i for i, path in enumerate(files)}  # a file's rows come in the order of `files`
 
     def consume(stream: Iterable, total: int):
         for item in (progress(stream, total) if progress else stream):
             if item.tables is not None:  # written, not held: the whole run's rows would only cost memory
-                writer.add_text(with_file_column(item.path, item.tables))
+                writer.add_text(with_file_column(item.path, item.tables), position.get(item.path, len(files)))
                 item.tables = None
             yield item
 

@@ -75,32 +75,44 @@ def table_text(facts: FileFacts) -> dict[str, str]:
 
 class TableWriter:
     """Writes the tables incrementally, one file's facts at a time, so writing overlaps
-    with analysis; each table appears (atomically, by rename) only when `commit` runs."""
+    with analysis; each table appears (atomically, by rename) only when `commit` runs.
+
+    Files may arrive in any order (workers finish when they finish): each file's lines are
+    placed by the position it is added with, so the same input gives the same tables."""
 
     def __init__(self, out_dir: Path):
         out_dir.mkdir(parents=True, exist_ok=True)
         remove_stale(out_dir)
         self.out_dir = out_dir
         self.handles = {}
+        self.segments: dict[str, list[tuple[int, int, int]]] = {}  # relation -> (position, offset, length)
         for relation, (cols, _) in RELATIONS.items():
             fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{relation}.", suffix=TEMP_SUFFIX)
-            handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            handle = os.fdopen(fd, "wb")
             self.handles[relation] = (handle, Path(tmp))
-            handle.write("\t".join(("file",) + cols) + "\n")
+            handle.write(("\t".join(("file",) + cols) + "\n").encode())
+            self.segments[relation] = []
 
-    def add(self, facts: FileFacts) -> None:
-        self.add_text(table_text(facts))
+    def add(self, facts: FileFacts, position: int = 0) -> None:
+        self.add_text(table_text(facts), position)
 
-    def add_text(self, tables: dict[str, str]) -> None:
-        """Append one file's lines, rendered by `table_text` (or `with_file_column`)."""
+    def add_text(self, tables: dict[str, str], position: int = 0) -> None:
+        """Append one file's lines, rendered by `table_text` (or `with_file_column`); in the
+        committed tables, a file's lines come in the order of `position`."""
         for relation, text in tables.items():
-            self.handles[relation][0].write(text)
+            handle = self.handles[relation][0]
+            data = text.encode("utf-8")
+            self.segments[relation].append((position, handle.tell(), len(data)))
+            handle.write(data)
 
     def commit(self) -> list[Path]:
         written = []
         mode = new_file_mode()
         for relation, (handle, tmp) in self.handles.items():
             handle.close()
+            segments = self.segments[relation]
+            if any(a[0] > b[0] for a, b in zip(segments, segments[1:])):
+                tmp = _in_position_order(tmp, segments, f".{relation}.")
             os.chmod(tmp, mode)
             target = self.out_dir / f"{relation}.tsv"
             os.replace(tmp, target)
@@ -113,6 +125,24 @@ class TableWriter:
             handle.close()
             tmp.unlink(missing_ok=True)
         self.handles = {}
+
+
+def _in_position_order(tmp: Path, segments: list[tuple[int, int, int]], prefix: str) -> Path:
+    """A copy of a table's temporary file (header, then segments) with the segments in
+    position order (files added at one position keep the order they came in); the
+    original is removed."""
+    fd, ordered = tempfile.mkstemp(dir=tmp.parent, prefix=prefix, suffix=TEMP_SUFFIX)
+    try:
+        with open(tmp, "rb") as source, os.fdopen(fd, "wb") as target:
+            target.write(source.read(segments[0][1]))  # the header
+            for _position, offset, length in sorted(segments, key=lambda segment: segment[0]):
+                source.seek(offset)
+                target.write(source.read(length))
+    except BaseException:
+        Path(ordered).unlink(missing_ok=True)
+        raise
+    tmp.unlink()
+    return Path(ordered)
 
 
 def write_tables(all_facts: list[FileFacts], out_dir: Path) -> list[Path]:

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from adopter.extract.tables import read_tables, table_rows, table_text, with_file_column, write_tables
+from adopter.extract.tables import TableWriter, read_tables, table_rows, table_text, with_file_column, write_tables
 from adopter.extract.python_facts import extract_source
 from adopter.extract.schema import RELATIONS
 
@@ -52,3 +52,15 @@ def test_tables_round_trip_with_carriage_return(tmp_path):
     assert {name: sorted(rows) for name, rows in back.rows.items() if rows} == \
         {name: sorted(rows) for name, rows in facts.rows.items() if rows}
     assert set(back.rows) <= set(RELATIONS)
+
+
+def test_files_added_out_of_order_are_written_in_the_order_of_their_positions(tmp_path):
+    # workers finish in any order: the tables must not depend on it
+    files = [extract_source(f"x{i} = {i}\n", f"f{i}.py") for i in range(3)]
+    writer = TableWriter(tmp_path)
+    for position in (2, 0, 1):
+        writer.add(files[position], position)
+    writer.commit()
+    lines = (tmp_path / "constant.tsv").read_text().splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["file", "f0.py", "f1.py", "f2.py"]
+    assert not list(tmp_path.glob(".*"))  # no temporary file left
