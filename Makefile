@@ -17,6 +17,9 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	@# byte-compiled as `pip install .` leaves it: an editable install is not, and where
+	@# PYTHONDONTWRITEBYTECODE is set no import writes it, so every command would compile ~40 modules
+	$(BIN)/python -m compileall -q adopter > /dev/null
 	touch $@
 
 # The 199 model files of the paper, from pinned transformers wheels; checked against MANIFEST.tsv.
