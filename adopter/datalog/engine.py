@@ -40,73 +40,45 @@ MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "
 QUERY_PROGRAMS = (DATALOG_DIR / "addons" / "queries.lp",)  # relations only queries read
 
 
-class _Builtins:
-    """Functions the programs may call as `@name(...)`: string building, tuple access and fact
-    input, no analysis."""
+class _Grounding:
+    """What one `ground` hands its calls into Python (`_ground_callback`): the rows of the
+    input relations, and an exception raised in a call (raised again after grounding)."""
 
-    def __init__(self, fact_terms: dict[str, str] | None = None):
-        self.fact_terms = fact_terms or {}
-        self.error: BaseException | None = None  # raised in a call during grounding (_ground_callback)
-
-    @staticmethod
-    def cat(*parts: clingo.Symbol) -> clingo.Symbol:
-        # trying `string`, which only numbers and terms fail, is cheaper than asking each
-        # part's `type` (an enum built per call)
-        texts = []
-        for part in parts:
-            try:
-                texts.append(part.string)
-            except RuntimeError:
-                texts.append(str(part))
-        return clingo.String("".join(texts))
-
-    @staticmethod
-    def size(term: clingo.Symbol) -> clingo.Symbol:
-        return clingo.Number(len(term.arguments))
-
-    @staticmethod
-    def nth(term: clingo.Symbol, index: clingo.Symbol) -> clingo.Symbol:
-        return term.arguments[index.number]
-
-    def input(self, relation: clingo.Symbol) -> list[clingo.Symbol]:
-        """The rows of one input relation, as tuples (see `loading_rules`; `ground` hands
-        them to clingo without this method)."""
-        return clingo.parse_term(self.fact_terms.get(relation.string, "()")).arguments
+    def __init__(self, fact_terms: dict[str, str]):
+        self.fact_terms = fact_terms
+        self.error: BaseException | None = None
 
 
 def _ground_callback(_location, name, arguments, size, data, symbol_callback, symbol_data) -> bool:
     """clingo's callback for `@name(...)` during grounding, with `data` a handle of the
-    `_Builtins`: what pyclingo's own callback does, except for `@input`, whose rows go to
-    clingo as the parsed tuple's argument array, and `@cat`, `@size` and `@nth`, answered on
-    clingo's C symbols (`_NATIVE_BUILTINS`). Through pyclingo, each row would become a
-    `clingo.Symbol` object (made in Python, put in a list, and read back), a sizeable part
-    of loading a file's facts."""
-    builtins = _ffi.from_handle(data)
-    if _ffi.string(name) == b"input":
+    `_Grounding`. `@input("rel")` gives a relation's rows: clingo parses the rows' text (see
+    `fact_terms`) and gets the parsed tuple's argument array, so no row becomes a
+    `clingo.Symbol` object in Python. `@cat`, `@size` and `@nth` are answered on clingo's C
+    symbols (`_NATIVE_BUILTINS`). No other function is defined."""
+    grounding = _ffi.from_handle(data)
+    function = _ffi.string(name)
+    if function == b"input":
         text = _ffi.new("char const **")
         _check(_lib.clingo_symbol_string(arguments[0], text))
-        rows = builtins.fact_terms.get(_ffi.string(text[0]).decode(), "()")
+        rows = grounding.fact_terms.get(_ffi.string(text[0]).decode(), "()")
         term, items, count = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t const **"), _ffi.new("size_t*")
         _check(_lib.clingo_parse_term(rows.encode(), _ffi.NULL, _ffi.NULL, 20, term)
                and _lib.clingo_symbol_arguments(term[0], items, count))
         return symbol_callback(items[0], count[0], symbol_data)
-    native = _NATIVE_BUILTINS.get(_ffi.string(name))
-    if native is not None:
-        out = _ffi.new("clingo_symbol_t[1]")
-        native(arguments, size, out)
-        return symbol_callback(out, 1, symbol_data)
-    result = getattr(builtins, _ffi.string(name).decode())(*(clingo.Symbol(arguments[i]) for i in range(size)))
-    symbols = list(result) if isinstance(result, list) else [result]
-    out = _ffi.new("clingo_symbol_t[]", len(symbols))
-    for i, symbol in enumerate(symbols):
-        out[i] = symbol._rep
-    return symbol_callback(out, len(symbols), symbol_data)
+    native = _NATIVE_BUILTINS.get(function)
+    if native is None:
+        raise NameError(f"the programs call @{function.decode()}, which Adopter does not define")
+    out = _ffi.new("clingo_symbol_t[1]")
+    native(arguments, size, out)
+    return symbol_callback(out, 1, symbol_data)
 
 
-# `_Builtins.cat`, `size` and `nth` again, on clingo's C symbols: through pyclingo each call
-# wraps every argument and the result in `clingo.Symbol` objects, and these three are called
-# for every candidate's nodes and every dotted name a file builds (their cost showed in the
-# rule counts of `make clingo-debug`, docs/performance.md). Same results as the methods.
+# `@cat(...)` (the arguments' text joined: a string's own text, any other symbol as clingo
+# prints it), `@size(T)` (how many arguments T has) and `@nth(T, I)` (T's I-th argument, from
+# 0), on clingo's C symbols: through pyclingo each call would wrap every argument and the
+# result in `clingo.Symbol` objects, and they are called for every candidate's nodes and every
+# dotted name a file builds (their cost showed in the rule counts of `make clingo-debug`,
+# docs/performance.md).
 # (out-parameters made once: a call fills them and reads them back before the next one)
 _TEXT, _SIZE, _ITEMS, _INT = (_ffi.new("char const **"), _ffi.new("size_t*"), _ffi.new("clingo_symbol_t const **"),
                               _ffi.new("int*"))
@@ -143,7 +115,7 @@ _NATIVE_BUILTINS = {b"cat": _native_cat, b"size": _native_size, b"nth": _native_
 
 
 def _callback_error(_exception, value, traceback) -> bool:
-    """An exception in `_ground_callback`: kept with its `_Builtins` (raised again after
+    """An exception in `_ground_callback`: kept with its `_Grounding` (raised again after
     grounding), and clingo told to stop."""
     if traceback is not None:
         _ffi.from_handle(traceback.tb_frame.f_locals["data"]).error = value
@@ -296,11 +268,19 @@ class _NoSolver:
 
 
 def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str],
-            loading: Callable[[Iterable[str]], str] = loading_rules) -> tuple[clingo.Control, list[str]]:
+            loading: Callable[[Iterable[str]], str] = loading_rules,
+            warnings: list[str] | None = None) -> tuple[clingo.Control, list[str]]:
     """A control with `programs`, `text` and the loading rules of `relations` added (not
-    grounded), and the list its messages go to."""
+    grounded), and the list its messages go to. With `warnings`, clingo's warnings are on,
+    and each message also goes there as `CODE: message`."""
     messages: list[str] = []
-    control = clingo.Control(["--warn=none"], logger=lambda _code, message: messages.append(message))
+
+    def log(code: clingo.MessageCode, message: str) -> None:
+        messages.append(message)
+        if warnings is not None:
+            warnings.append(f"{code.name}: {message}")
+
+    control = clingo.Control([] if warnings is not None else ["--warn=none"], logger=log)
     control.register_observer(_NoSolver(), replace=True)
     try:
         for program in programs:
@@ -348,26 +328,29 @@ CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled
 
 def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
            facts: dict[str, str] | None = None, variant: str = "full",
-           loading: Callable[[Iterable[str]], str] = loading_rules) -> clingo.Control:
+           loading: Callable[[Iterable[str]], str] = loading_rules, warnings: list[str] | None = None) -> clingo.Control:
     """A clingo control with `programs`, the program `text` (rules, facts) and the input
     relations `facts` (from `fact_terms`) loaded and grounded: the base part, the analyses'
     slots as `variant` fills them, `parts`, and the parts of the constructs the file has.
-    `loading` writes the rules that load the facts (adopter/datalog/batch.py has its own)."""
+    `loading` writes the rules that load the facts (adopter/datalog/batch.py has its own).
+    With `warnings`, clingo's warnings go there (`_loaded`), in a control loaded for this call."""
     facts = facts or {}
     key = (tuple(programs), text, frozenset(facts.keys() & RELATIONS.keys()), loading)
-    control, messages = _prepared.pop(key, None) or _loaded(programs, text, facts, loading)
+    prepared = _prepared.pop(key, None) if warnings is None else None
+    control, messages = prepared or _loaded(programs, text, facts, loading, warnings)
     parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
                                      if facts.get(relation, "()") != "()")]
-    builtins = _Builtins(facts)
-    data, names = _ffi.new_handle(builtins), []  # (kept alive through the call)
+    grounding = _Grounding(facts)
+    data, names = _ffi.new_handle(grounding), []  # (kept alive through the call)
     c_parts = _ffi.new("clingo_part_t[]", len(parts))
     for (name, params), c_part in zip(parts, c_parts):
         names.append((_ffi.new("char[]", name.encode()), _ffi.new("clingo_symbol_t[]", [p._rep for p in params])))
         c_part.name, c_part.params, c_part.size = names[-1][0], names[-1][1], len(params)
-    # (clingo's C function with `_ground_callback`, rather than `control.ground(parts, context=builtins)`)
+    # (clingo's C function with `_ground_callback`, rather than `control.ground(parts, context=...)`:
+    # through pyclingo every row of every input relation would become a `clingo.Symbol` object)
     if not _lib.clingo_control_ground(control._rep, c_parts, len(parts), _GROUND_CALLBACK, data):
-        if builtins.error is not None:
-            raise builtins.error
+        if grounding.error is not None:
+            raise grounding.error
         raise RuntimeError(messages[0].strip() if messages else _ffi.string(_lib.clingo_error_message()).decode())
     return control
 

@@ -43,10 +43,14 @@ def test_a_prepared_control_is_not_used_for_other_programs(monkeypatch):
 
 
 def test_cat_joins_strings_bare_and_other_symbols_as_text():
-    import clingo
-    from adopter.datalog.engine import _Builtins
-    parts = [clingo.String("torch.nn"), clingo.String("."), clingo.Number(3), clingo.Function("f", [clingo.String("x")])]
-    assert _Builtins.cat(*parts) == clingo.String('torch.nn.3f("x")')
+    got = engine.solve(facts_of(SOURCE), extra_program='c(@cat("torch.nn", ".", 3, f("x"))).', keep={"c"})
+    assert [row[0].string for row in got.get("c")] == ['torch.nn.3f("x")']
+
+
+def test_a_call_of_a_function_adopter_does_not_define_is_an_error():
+    import pytest
+    with pytest.raises(NameError, match="@shell"):
+        engine.solve(facts_of(SOURCE), extra_program='c(@shell("ls")).', keep={"c"})
 
 
 def test_the_rows_of_every_input_relation_reach_clingo_and_a_failing_call_is_raised():
@@ -71,17 +75,17 @@ def test_a_program_clingo_rejects_when_grounding_fails_each_file_not_the_prepara
         engine.solve(facts_of(SOURCE), extra_program=unsafe, keep={"out"})
 
 
-def test_grounding_calls_cat_size_and_nth_on_clingos_symbols_with_the_methods_results():
-    """`_ground_callback` answers these three in C symbols (engine._NATIVE_BUILTINS): the same
-    symbols as `_Builtins`' methods, for strings, numbers, terms and tuples."""
+def test_grounding_calls_cat_size_and_nth_on_clingos_symbols():
+    """`_ground_callback` answers these three in C symbols (engine._NATIVE_BUILTINS), for
+    strings, numbers, terms and tuples: `cat` joins strings' own text and other symbols as
+    clingo prints them, `size` counts arguments, `nth` takes one (from 0)."""
     import clingo
-    from adopter.datalog.engine import _Builtins
     args = [clingo.String("torch.nn"), clingo.String("."), clingo.Number(-3), clingo.Function("f", [clingo.String("x\"y")]),
             clingo.Function("", [clingo.Number(1), clingo.Function("a")])]
     tuple_ = clingo.Function("", [clingo.String("p"), clingo.Number(7), clingo.Function("q", [clingo.Number(1)])])
     program = (f"c(@cat({', '.join(map(str, args))})). s(@size({tuple_})). s(@size(())). "
                + " ".join(f"n({i}, @nth({tuple_}, {i}))." for i in range(3)))
     got = engine.solve(facts_of(SOURCE), extra_program=program, keep={"c", "s", "n"})
-    assert got.get("c") == [(_Builtins.cat(*args),)]
-    assert sorted(got.get("s")) == sorted([(_Builtins.size(tuple_),), (clingo.Number(0),)])
-    assert sorted(got.get("n")) == [(clingo.Number(i), _Builtins.nth(tuple_, clingo.Number(i))) for i in range(3)]
+    assert got.get("c") == [(clingo.String('torch.nn.-3f("x\\"y")(1,a)'),)]
+    assert sorted(got.get("s")) == sorted([(clingo.Number(3),), (clingo.Number(0),)])
+    assert sorted(got.get("n")) == [(clingo.Number(i), tuple_.arguments[i]) for i in range(3)]

@@ -20,14 +20,10 @@ def _warnings(variant: str, source: str, path: str, programs=(MAIN_PROGRAM, *MAT
     facts = extract_source(source, path)
     text = rules_program(load_rules(cache_dir=None)) if MATCH_PROGRAMS[0] in programs else ""
     terms = engine.fact_terms(facts, engine.relations_read(programs, text))
+    # (every construct part these programs read is grounded: the file has each construct)
+    assert all(terms[relation] != "()" for relation in engine.CONSTRUCT_PARTS.values() if relation in terms)
     messages: list[str] = []
-    control = clingo.Control(logger=lambda code, message: messages.append(f"{code.name}: {message}"))
-    for program in programs:
-        control.load(str(program))
-    control.add("base", [], engine.loading_rules(terms) + "\n" + text)
-    parts = [("base", []), *analysis_parts(variant), *forward_structure_parts(6),
-             *((part, []) for part in engine.CONSTRUCT_PARTS)]
-    control.ground(parts, context=engine._Builtins(terms))
+    engine.ground(programs, text, forward_structure_parts(6), terms, variant, warnings=messages)
     return messages
 
 
