@@ -112,7 +112,7 @@ def extract_text(text: str, path: Path, module: str | None = None) -> tuple[File
     diagnostic says why not (or warns, with facts)."""
     try:
         facts = extract_source(text, str(path), module or module_name(path))
-        if not text.strip():
+        if not text.strip() and path.name != "__init__.py":  # (an empty `__init__.py` marks a package: normal)
             return facts, Diagnostic(str(path), None, None, "empty file: nothing to analyse", "warning")
         return facts, None
     except SyntaxError as error:

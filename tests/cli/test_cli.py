@@ -58,6 +58,15 @@ def test_all_good_input_exits_zero_and_summarises(tree):
     assert "3 DL nodes, 1 forward structures" in result.stdout
 
 
+def test_an_empty_package_marker_is_not_warned_about(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(GOOD)
+    result = run("scan", tmp_path, "--no-cache", "-j", "1")
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr and "softmax" in result.stdout
+
+
 def test_a_warm_facts_run_writes_the_tables_it_cached_and_the_same_summary(tree):
     from adopter.api import analysis
     cold = analysis.run([str(tree / "good.py")], jobs=1, cache_dir=tree / "cache", tables=tree / "cold")
