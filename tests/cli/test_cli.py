@@ -135,3 +135,13 @@ def test_facts_after_a_scan_with_one_cache_gives_the_summary_of_a_cold_run(tmp_p
     assert [f.cached for f in after_scan.files] == [False]  # (the summary was not cached by the scan)
     assert cold.total(0) == 2  # the constructor's call, and the call of loss_fct
     assert [f.summary for f in after_scan.files] == [f.summary for f in cold.files]
+
+
+def test_fact_tables_list_the_files_in_their_order_whatever_order_they_are_analysed_in(tmp_path):
+    # files are analysed largest first, in parallel: the tables still follow the files' order
+    from adopter.api import analysis
+    for name, copies in (("a.py", 1), ("b.py", 6), ("c.py", 2), ("d.py", 4)):
+        (tmp_path / name).write_text(GOOD * copies)
+    analysis.run([str(tmp_path)], jobs=2, cache_dir=None, tables=tmp_path / "facts")
+    files = [line.split("\t")[0] for line in (tmp_path / "facts" / "call.tsv").read_text().splitlines()[1:]]
+    assert list(dict.fromkeys(files)) == [str(tmp_path / name) for name in ("a.py", "b.py", "c.py", "d.py")]
