@@ -161,3 +161,34 @@ def test_an_attribute_holding_a_bound_method_runs_that_method():
         "torch.nn.Linear(x) -> t1; ?(t1) -> t2; torch.softmax(t1, -1) -> t3; torch.relu(t1) -> t4"]
     assert "torch.softmax(x, -1)" in structures_of(code, "Direct")[0]
     assert "torch.softmax" not in structures_of(code, "NotAMethod")[0]
+
+
+# methods that call each other, none of them `forward`: three deep, they would open contexts
+# exponentially (numpy/f2py/symbolic.py: 19,888 contexts three deep)
+MUTUAL = """
+class Expr:
+    def a(self):
+        return self.b() + self.c()
+    def b(self):
+        return self.c() + self.a()
+    def c(self):
+        return self.a() + self.b()
+class M(nn.Module):
+    def forward(self, x):
+        return self.f(x)
+    def f(self, x):
+        return self.g(x)
+    def g(self, x):
+        return self.h(x)
+    def h(self, x):
+        return self.drop(x)
+"""
+
+
+def test_helper_contexts_go_three_deep_below_forward_and_one_deep_below_other_methods():
+    depths: dict[int, int] = {}
+    for _context, _function, depth in relation(MUTUAL, "ctx"):
+        depths[int(depth)] = depths.get(int(depth), 0) + 1
+    # depth 0: the 7 methods; depth 1: a, b and c open two each, forward opens f, f opens g,
+    # g opens h (each method a root of its own); below forward only: f -> g, then g -> h
+    assert depths == {0: 7, 1: 6 + 3, 2: 1, 3: 1}
