@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import tokenize
 from pathlib import Path
 
@@ -116,7 +117,9 @@ def extract_text(text: str, path: Path, module: str | None = None) -> tuple[File
             return facts, Diagnostic(str(path), None, None, "empty file: nothing to analyse", "warning")
         return facts, None
     except SyntaxError as error:
-        return None, Diagnostic(str(path), error.lineno, error.offset, f"syntax error: {error.msg}")
+        # (the running interpreter's grammar decides: name it, for code written for a newer one)
+        version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+        return None, Diagnostic(str(path), error.lineno, error.offset, f"syntax error ({version}): {error.msg}")
     except (ValueError, RecursionError) as error:  # null bytes, absurd nesting
         return None, Diagnostic(str(path), None, None, f"cannot parse: {error}")
 
