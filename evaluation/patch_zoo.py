@@ -81,13 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         def name_of(path: str) -> str:
             return Path(path).name
     scanned = scan(targets, rules, jobs=args.jobs, layout=True)
+    rule_ids = list(dict.fromkeys(rule.id for rule in rules))  # (a rule's shape files share its id: one set each)
     jobs = []
     for analysed in scanned.files:
         matches = analysed.matches or []
-        for rule in rules:
-            mine = [m for m in matches if m.rule == rule.id]
+        for rule_id in rule_ids:
+            mine = [m for m in matches if m.rule == rule_id]
             if mine:
-                jobs.append((rule.id, analysed.path, mine, rules, args.kernels))
+                jobs.append((rule_id, analysed.path, mine, rules, args.kernels))
         if matches:
             jobs.append(("all", analysed.path, matches, rules, args.kernels))
     jobs.sort(key=lambda job: -Path(job[1]).stat().st_size)
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.setdefault(name, []).append(dict(file=stem, **{"class": match.class_}, line=match.line,
                                                       rule=match.rule, status="refused", reason=reason))
     print(f"{'set':20s} applied refused")
-    for name in [r.id for r in rules] + ["all"]:
+    for name in rule_ids + ["all"]:
         frame = pd.DataFrame(rows.get(name, []), columns=COLUMNS).sort_values(["file", "line", "rule"])
         atomic_write_text(args.patches / name / "patches.tsv", frame.to_csv(sep="\t", index=False))
         counts = frame["status"].value_counts()

@@ -117,6 +117,11 @@ def test_patch_and_verify_two_sampled_files_end_to_end(modern, tmp_path):
                     "--models", "starcoder2,data2vec_text", "--patched", str(patched), "--patches", str(diffs),
                     "--jobs", "2"], cwd=ROOT, check=True, capture_output=True)
     assert (patched / "all" / "transformers" / "models" / "data2vec" / "modeling_data2vec_text.py").is_file()
+    tables = list(diffs.glob("*/patches.tsv"))
+    assert (diffs / "rotary" / "patches.tsv") in tables  # (starcoder2's rotary: a rule with several shape files)
+    for table in tables:  # one row per match: each shape file of a rule once made its set again
+        rows = table.read_text().splitlines()[1:]
+        assert len(rows) == len(set(rows)), table
     code = patches.main(["--modern", CORPUS, "--patched", str(patched), "--patches", str(diffs),
                          "--out", str(out), "--sets", "all", "--jobs", "2"])
     with (out / "all.tsv").open() as handle:
