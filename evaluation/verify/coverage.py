@@ -58,15 +58,19 @@ def _line_owner(source: str) -> dict[int, str]:
     return owner
 
 
+MODULE_LEVEL = "-"  # the class of a patch in a module-level function (patches.tsv)
+
+
 def assign(lines: list[AddedLine], patches: list[tuple[str, int]]) -> dict[int, list[int]]:
-    """Patch index (into `patches`, (class, original line) pairs) -> its added lines.
-    A line outside every patched class belongs to every patch of the file."""
+    """Patch index (into `patches`, (class, original line) pairs; class `-` for a patch in a
+    module-level function) -> its added lines. A line outside every class goes to the
+    nearest `-` patch; a line of a class no patch is in belongs to every patch of the file."""
     by_class: dict[str, list[int]] = {}
     for index, (cls, _) in enumerate(patches):
         by_class.setdefault(cls, []).append(index)
     owned: dict[int, list[int]] = {i: [] for i in range(len(patches))}
     for added in lines:
-        candidates = by_class.get(added.cls or "")
+        candidates = by_class.get(added.cls or MODULE_LEVEL)
         if not candidates:
             for index in owned:
                 owned[index].append(added.line)

@@ -135,7 +135,7 @@ def _tried_classes(f: _File) -> set[str]:
 
 def _other_classes(f: _File) -> list[str]:
     """Classes of the file that may reach the patched classes whose lines have not run."""
-    targets = _missing_targets(f)
+    targets = _missing_targets(f) - {coverage.MODULE_LEVEL}  # (a module-level function is no class to build)
     if not targets:
         return []
     tried = _tried_classes(f)
@@ -159,22 +159,38 @@ def _other_branches(f: _File, limit: int = 3) -> list[str]:
     return [f"{label}@{extra}" for label in built[:limit]]
 
 
+# transformers 5 runs attention through a registry whose default is the `sdpa` kernel: the
+# file's own `eager_attention_forward` (where it computes attention by hand, and where rules
+# rewrite it) runs only when the config asks for eager attention
+EAGER_ATTENTION = "_attn_implementation='eager'"
+
+
+def _eager_attention(f: _File) -> list[str]:
+    """The runs that built, again with eager attention, when lines have not run."""
+    if not _missing_targets(f):
+        return []
+    built = [l for l, r in f.runs if r.status == "verified" and EAGER_ATTENTION not in l]
+    return [f"{label}{'&' if '@' in label else '@'}{EAGER_ATTENTION}" for label in built]
+
+
 def _layers_alone(f: _File) -> list[str]:
     """Patched classes whose lines no model ran, built alone from the config (`Class(config)`)
     on random hidden states: dead code, and heads whose model needs inputs we do not build."""
     tried = _tried_classes(f)
-    return [f"{f.model}:{c}" for c in sorted(_missing_targets(f)) if c not in tried]
+    return [f"{f.model}:{c}" for c in sorted(_missing_targets(f) - {coverage.MODULE_LEVEL}) if c not in tried]
 
 
 def verify_set(name: str, patched_dir: Path, zoo: Path, patches_tsv: Path, jobs: int, timeout: float,
-               extra_runs: dict[str, list[str]] | None = None) -> list[dict]:
-    """Per-patch rows (set file class line status reason) for one patched set."""
+               extra_runs: dict[str, list[str]] | None = None, eager_attention: bool = False) -> list[dict]:
+    """Per-patch rows (set file class line status reason) for one patched set; with
+    `eager_attention` (transformers 5), the runs are also made with eager attention first."""
     extra_runs = EXTRA_RUNS if extra_runs is None else extra_runs
     files = _load(name, patched_dir, zoo, patches_tsv)
     print(f"{name}: {len(files)} files, default classes", flush=True)
     _run(files, {f.model: [f.model] + extra_runs.get(f.model, []) for f in files}, jobs, timeout)
-    for what, labels_of in (("other classes", _other_classes), ("other config branches", _other_branches),
-                            ("patched layers alone", _layers_alone)):
+    follow_ups = [("eager attention", _eager_attention)] if eager_attention else []
+    for what, labels_of in (*follow_ups, ("other classes", _other_classes),
+                            ("other config branches", _other_branches), ("patched layers alone", _layers_alone)):
         more = {f.model: labels_of(f) for f in files}
         if any(more.values()):
             print(f"{name}: {sum(map(len, more.values()))} runs of {what} for lines not yet run", flush=True)
@@ -194,6 +210,8 @@ def _patch_rows(name: str, f: _File) -> list[dict]:
             status, reason = "failed", "; ".join(f"{l}: {r.reason}" for l, r in failed)
         elif not ran:
             status, reason = "not_instantiable", "; ".join(f"{l}: {r.reason}" for l, r in f.runs)
+        elif lines & missing and patch["class"] == coverage.MODULE_LEVEL:  # a function: called, not constructed
+            status, reason = "not_exercised", f"lines {sorted(lines & missing)} (a module-level function) never ran in {', '.join(ran)}"
         elif lines & missing and not coverage.covering_classes(source, {patch["class"]}):
             status, reason = "not_exercised", f"no model class of the file constructs {patch['class']} (dead code)"
         elif lines & missing:
@@ -243,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name in names:
         rows = verify_set(name, args.patched / name, args.zoo, args.patches / name / "patches.tsv",
-                          args.jobs, args.timeout, MODERN_EXTRA_RUNS if args.modern else EXTRA_RUNS)
+                          args.jobs, args.timeout, MODERN_EXTRA_RUNS if args.modern else EXTRA_RUNS,
+                          eager_attention=bool(args.modern))
         write_rows(args.out / f"{name}.tsv", ["set", "file", "class", "line", "status", "reason"], rows)
         summary.append(summarise("all_rules" if name == "all" else name, rows))
     rules = sorted((row for row in summary if row["rule"] != "all_rules"), key=lambda row: row["rule"])

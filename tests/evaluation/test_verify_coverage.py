@@ -65,6 +65,13 @@ def test_lines_go_to_the_nearest_patch_of_their_class():
     assert owned == {0: [line_of("x = x + 1")], 1: [line_of("x = x * 2")], 2: []}
 
 
+def test_lines_of_module_level_functions_go_to_the_nearest_patch_there():
+    source = "def f(x):\n    return a(x)\n\n\ndef g(x):\n    return b(x)\n"
+    patched = source.replace("a(x)", "fa(x)").replace("b(x)", "fb(x)")
+    owned = assign(added_lines(source, patched), [("-", 2), ("-", 6), ("Head", 9)])
+    assert owned == {0: [2], 1: [6], 2: []}
+
+
 def test_covering_classes_follow_construction_not_the_base_class():
     # every model class mentions the base class, whose _init_weights names Head and Dead
     assert covering_classes(SOURCE, {"Head"}) == ["FooForMaskedLM"]
