@@ -201,6 +201,9 @@ class Match:
     # (`self.processor(self, x)`): `self` there is that object, not the module, so the
     # rewriter's `self.<member>` would name the wrong object; not rewritten; not in the JSON output
     in_called_object: bool = False
+    # found in a function TorchScript compiles (`@torch.jit.script`), named here: the kernel a
+    # rewrite calls would have to compile too; not rewritten; not in the JSON output
+    torchscript: str = ""
     # `path` holds only the literals of the scopes nearest the match's nodes (below many early
     # exits a full path grows with the method's length); in the JSON output only when true
     path_truncated: bool = False

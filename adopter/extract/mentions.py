@@ -30,6 +30,8 @@ def _mentions(rows: dict[str, list[tuple]], function_of: dict[int, int]) -> tupl
     stored: set[tuple[int, str]] = set()
     for expr, name, ctx in rows["name"]:
         stmt = stmt_of[expr]
+        if stmt not in function_of:  # held by a function id (a default, a decorator): in no block
+            continue
         mentions[stmt].add(name)
         if ctx == "store":
             stored.add((function_of[stmt], name))

@@ -217,9 +217,11 @@ class FactExtractor:
         # their names resolve as globals)
         defaults = [*zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults),
                     *((arg, d) for arg, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None)]
-        if defined_at is None:  # (a nested def's defaults are reads at its def statement)
+        if defined_at is None:  # (a nested def's defaults and decorators are reads at its def statement)
             for arg, default in defaults:
                 self._emit("param_default", fid, arg.arg, self._expr(default, fid))
+            for index, decorator in enumerate(node.decorator_list):
+                self._emit("function_decorator", fid, index, self._expr(decorator, fid))
         outer = (self._function, self._exit, self._loops, self._raising, self._scopes)
         self._function, self._exit, self._loops, self._raising, self._scopes = fid, exit_id, [], [], []
         for pending, label in self._block(node.body, fid, "body", [(fid, "next")]):

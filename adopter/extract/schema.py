@@ -25,6 +25,8 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "param": (("function", "index", "name"), "positional parameter `index` of a function (self included)"),
     "kwonly_param": (("function", "name"), "keyword-only parameter of a function"),
     "param_default": (("function", "name", "value"), "the default value (an expression) of a method's or module-level function's parameter"),
+    "function_decorator": (("function", "index", "value"),
+                           "decorator `index` (from 0, top first) of a method or module-level function (value: an expression, evaluated where the def stands)"),
     # statements and control flow
     "stmt": (("stmt", "function", "kind", "line", "col", "end_line", "end_col"),
              "a statement inside a function (function 0: module level); also each `except` handler (excepthandler), `case` (match_case) and case guard (guard)"),

@@ -21,7 +21,7 @@ from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule, oriented
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_lit", "report_path_cut", "report_lifted", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
+             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_scripted", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
 
@@ -120,6 +120,8 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     chosen = {c.number for (c,) in model.get("report_ctor_chosen")}
     returned = {c.number for (c,) in model.get("report_ctor_returned")}
     in_object = {(name.string, root, nodes, ctors) for name, root, nodes, ctors in model.get("report_in_called_object")}
+    scripted = {(name.string, root, nodes, ctors): function.string
+                for name, root, nodes, ctors, function in model.get("report_scripted")}
     # (two orientations can both hold, `h + h`: the one as written first)
     lefts: dict[tuple, list[int]] = {}
     for name, root, nodes, ctors, ls in sorted(model.get("report_orientation"), key=lambda row: [str(p) for p in row]):
@@ -160,6 +162,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
             match.class_ = pos.class_name[key[1].arguments[1].number]
             match.inherited = True
         match.in_called_object = key in in_object
+        match.torchscript = scripted.get(key, "")
         for ctor_site, ctor in zip(match.ctors, ctors, strict=True):
             ctor_site.chosen = ctor in chosen
             ctor_site.returned = ctor in returned

@@ -105,6 +105,9 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
         base = match.nodes[0]
         raise Unsafe(f"{match.class_} runs the `{base.function}` it inherits from {base.class_}, "
                      "which other classes may share; such matches are found, not rewritten")
+    if match.torchscript:
+        raise Unsafe(f"the match is in `{match.torchscript}`, which `@torch.jit.script` compiles: a kernel called "
+                     "there must compile as TorchScript too; such matches are found, not rewritten")
     if match.in_called_object:
         raise Unsafe(f"the match runs in {match.class_}.{match.function}, an object the module calls with "
                      "itself as an argument (`self.processor(self, ...)`); such matches are found, not rewritten")

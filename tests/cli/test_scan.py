@@ -182,8 +182,8 @@ def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_t
 
 
 def test_rules_find_matches_in_module_level_functions_whatever_their_scope(tmp_path):
-    # `scope:` says where a rewrite may edit (tests/golden/softmax.diff: softmax, `scope:
-    # methods`, is refused there), not what is found; tanh_gelu has `scope: functions`
+    # `scope:` says where a rewrite may edit (tests/rewrite/test_rewriter.py: a rule with `scope:
+    # methods` is refused there), not what is found; both rules here have `scope: functions`
     source = tmp_path / "m.py"
     source.write_text("""
 import torch

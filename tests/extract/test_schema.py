@@ -27,6 +27,7 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
                 super().__init__()
                 self.l = nn.Sequential(nn.Linear(1, 2), ACT2FN["gelu"])
                 self.m = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+            @torch.no_grad()
             def forward(self, x):
                 x += 1
                 with torch.no_grad() as g:
@@ -103,3 +104,20 @@ def test_source_text_follows_the_lines_ast_counts_even_after_a_form_feed():
     # str.splitlines also breaks at form feeds, and every later text would come from the wrong line
     facts = facts_of("import torch\n\x0c\nclass A:\n    def f(self, x):\n        return self.layer.weight\n")
     assert {text for _, text in facts.rows["expr_text"]} == {"self.layer.weight", "self.layer"}
+
+
+def test_defaults_and_decorators_holding_a_lambda_with_a_comprehension_are_extracted():
+    # (their names are held by the function id, in no statement: the quiet-run index once
+    # looked the id up as a statement and failed the file, transformers 5's clipseg among them)
+    facts = facts_of("""
+        from torch import nn
+        class A(nn.Module):
+            @select(lambda self: [i + 1 for i in self.layers])
+            def forward(self, x, f=lambda self: [j for j in self.layers]):
+                return x
+    """)
+    (function, index, decorator), = facts.rows["function_decorator"]
+    forward = next(row[0] for row in facts.rows["function_def"] if row[1] == "forward")
+    callee = dict(facts.rows["call"])[decorator]  # the decorator is the call `select(...)`
+    assert (function, index) == (forward, 0) and (callee, "select", "load") in facts.rows["name"]
+    assert {name for _, name, ctx in facts.rows["name"] if ctx == "store"} >= {"i", "j"}

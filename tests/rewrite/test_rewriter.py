@@ -63,6 +63,41 @@ def test_a_refused_match_leaves_its_code_untouched(tmp_path):
     assert patch.patched == source.read_text() and not patch.changed
 
 
+def test_a_rule_with_scope_methods_leaves_module_level_functions_alone(tmp_path):
+    # (a copy of the softmax rule without `scope: functions`: `methods` is the default)
+    rule = tmp_path / "softmax_in_methods.adopt"
+    rule.write_text("rule: softmax_in_methods\nextern: xformers.triton.softmax.softmax\ninit: _ => _\n"
+                    "forward:\n    torch.nn.functional.softmax($x) -> $y\n    =>\n"
+                    "    xformers.triton.softmax.softmax($x) -> $y\n")
+    source = tmp_path / "m.py"
+    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\ndef probs(x):\n"
+                      "    return F.softmax(x, dim=-1)\n\n\nclass A(nn.Module):\n    def forward(self, x):\n"
+                      "        return probs(x) + F.softmax(x, dim=-1)\n")
+    patch = patch_file(source, [str(rule)])
+    assert [(m.line, reason) for m, reason in patch.refused] == [
+        (6, "the match is in module-level function `probs`, which other code may call; the rule's "
+            "`scope: methods` leaves such functions alone")]
+    assert [m.line for m in patch.applied] == [11]
+    # the bundled softmax rule (`scope: functions`) rewrites both
+    assert [m.line for m in patch_file(source, ["softmax"]).applied] == [6, 11]
+
+
+def test_a_match_in_a_function_torchscript_compiles_is_not_rewritten(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+                      "from torch.jit import script as compiled\n\n\n"
+                      "@torch.jit.script\ndef probs(x: torch.Tensor):\n    return F.softmax(x, dim=-1)\n\n\n"
+                      "@compiled\ndef probs2(x: torch.Tensor):\n    return F.softmax(x, dim=-1)\n\n\n"
+                      "@torch.no_grad()\ndef probs3(x):\n    return F.softmax(x, dim=-1)\n\n\n"
+                      "class A(nn.Module):\n    def forward(self, x):\n        return probs(x) + probs2(x) + probs3(x)\n")
+    patch = patch_file(source, ["softmax"])
+    assert [(m.line, reason) for m, reason in patch.refused] == [
+        (line, f"the match is in `{name}`, which `@torch.jit.script` compiles: a kernel called there must compile "
+               "as TorchScript too; such matches are found, not rewritten")
+        for line, name in ((9, "probs"), (14, "probs2"))]
+    assert [m.line for m in patch.applied] == [19]
+
+
 def test_a_fusion_whose_removed_value_is_read_on_some_path_needs_a_fallback(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("import torch\nfrom torch import nn\n\n\nclass A(nn.Module):\n    def __init__(self):\n"
