@@ -17,6 +17,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from adopter.records import MODULE_LEVEL  # the class of a patch in a module-level function (patches.tsv)
+
 _SKIP = ("from ", "import ", "else:", "#")
 # a line holding only brackets (and the keyword that opens them) runs no code of its own:
 # Python reports no line event there (`if (` and `):` around a long condition)
@@ -56,9 +58,6 @@ def _line_owner(source: str) -> dict[int, str]:
             for line in range(node.lineno, node.end_lineno + 1):
                 owner[line] = node.name
     return owner
-
-
-MODULE_LEVEL = "-"  # the class of a patch in a module-level function (patches.tsv)
 
 
 def assign(lines: list[AddedLine], patches: list[tuple[str, int]]) -> dict[int, list[int]]:

@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adopter.records import MODULE_LEVEL
 from adopter.support.atomic import atomic_write_text
 from evaluation.verify import coverage, harness
 
@@ -127,6 +128,11 @@ def _missing_targets(f: _File) -> set[str]:
     return {p["class"] for i, p in enumerate(f.patches) if missing & set(f.lines[i])}
 
 
+def _missing_classes(f: _File) -> set[str]:
+    """`_missing_targets` that are classes (a module-level function is no class to build)."""
+    return _missing_targets(f) - {MODULE_LEVEL}
+
+
 def _tried_classes(f: _File) -> set[str]:
     """Classes already built for `f`: named in a run's label, or (default runs) the class
     the harness chose, which starts its reason."""
@@ -135,7 +141,7 @@ def _tried_classes(f: _File) -> set[str]:
 
 def _other_classes(f: _File) -> list[str]:
     """Classes of the file that may reach the patched classes whose lines have not run."""
-    targets = _missing_targets(f) - {coverage.MODULE_LEVEL}  # (a module-level function is no class to build)
+    targets = _missing_classes(f)
     if not targets:
         return []
     tried = _tried_classes(f)
@@ -177,7 +183,7 @@ def _layers_alone(f: _File) -> list[str]:
     """Patched classes whose lines no model ran, built alone from the config (`Class(config)`)
     on random hidden states: dead code, and heads whose model needs inputs we do not build."""
     tried = _tried_classes(f)
-    return [f"{f.model}:{c}" for c in sorted(_missing_targets(f) - {coverage.MODULE_LEVEL}) if c not in tried]
+    return [f"{f.model}:{c}" for c in sorted(_missing_classes(f)) if c not in tried]
 
 
 def verify_set(name: str, patched_dir: Path, zoo: Path, patches_tsv: Path, jobs: int, timeout: float,
@@ -210,8 +216,9 @@ def _patch_rows(name: str, f: _File) -> list[dict]:
             status, reason = "failed", "; ".join(f"{l}: {r.reason}" for l, r in failed)
         elif not ran:
             status, reason = "not_instantiable", "; ".join(f"{l}: {r.reason}" for l, r in f.runs)
-        elif lines & missing and patch["class"] == coverage.MODULE_LEVEL:  # a function: called, not constructed
-            status, reason = "not_exercised", f"lines {sorted(lines & missing)} (a module-level function) never ran in {', '.join(ran)}"
+        elif lines & missing and patch["class"] == MODULE_LEVEL:  # a function: called, not constructed
+            status, reason = ("not_exercised",
+                              f"lines {sorted(lines & missing)} (a module-level function) never ran in {', '.join(ran)}")
         elif lines & missing and not coverage.covering_classes(source, {patch["class"]}):
             status, reason = "not_exercised", f"no model class of the file constructs {patch['class']} (dead code)"
         elif lines & missing:
