@@ -5,7 +5,8 @@ clingo then fills it one 4 KiB page fault at a time, and in a cold run those fau
 sizeable share of the workers' CPU; the small pages cost TLB misses too.
 `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` makes malloc ask the kernel for 2 MiB pages
 (`madvise`), where the kernel's THP mode allows that: far fewer faults, and less CPU per
-worker (the measurements are in CHANGELOG.md).
+worker (the measurements are in CHANGELOG.md). A worker given a large file turns them off
+again for itself (adopter/matches/pipeline.py's SMALL_PAGES_BYTES says why).
 
 glibc reads the tunable only when a process starts. So the command runs itself again,
 once, with the tunable added. This is done before the CLI's imports, so the first
