@@ -17,10 +17,13 @@ def glibc_with_thp(monkeypatch, tmp_path):
     return mode
 
 
-def test_the_tunable_is_added_to_the_callers_tunables(glibc_with_thp):
-    assert launch.tuned_environment({"A": "1"}) == {"A": "1", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+def test_the_tunables_are_added_to_the_callers_tunables(glibc_with_thp):
+    assert launch.tuned_environment({"A": "1"}) == {"A": "1",
+                                                    "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1:glibc.malloc.mxfast=0"}
     tuned = launch.tuned_environment({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})
-    assert tuned["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    assert tuned["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1:glibc.malloc.mxfast=0"
+    tuned = launch.tuned_environment({"GLIBC_TUNABLES": "glibc.malloc.mxfast=64"})  # the caller's fastbins stay
+    assert tuned["GLIBC_TUNABLES"] == "glibc.malloc.mxfast=64:glibc.malloc.hugetlb=1"
 
 
 def test_nothing_changes_when_set_already_or_when_huge_pages_are_off(glibc_with_thp, monkeypatch):
