@@ -9,7 +9,7 @@ worker (the measurements are in CHANGELOG.md). A worker given a large file turns
 again for itself (adopter/matches/pipeline.py's SMALL_PAGES_BYTES says why).
 `glibc.malloc.mxfast=0` (no fastbins) goes with it: each fork's first large allocation would
 otherwise consolidate the fastbins it inherits from the parent, writing to (and so copying)
-pages of the parent's freed chunks; about 1.8 ms less per worker, 2% of a cold zoo run.
+pages of the parent's freed chunks.
 
 glibc reads the tunable only when a process starts. So the command runs itself again,
 once, with the tunable added. This is done before the CLI's imports, so the first

@@ -407,9 +407,8 @@ def _stopped(stop: Stopped) -> str:
 
 # A worker whose files hold this many bytes of source or more runs without huge pages
 # (`small_pages`): its heap grows to hundreds of MB, and zeroing each fresh 2 MiB page at its
-# first fault cost more than the TLB misses the pages save (one 25,826-line file: 6.6-7.0 CPU s
-# with them, 5.9-6.2 without; a 10,699-line one, 0.48 MB: 0.82-0.89 against 0.70-0.77).
-# Below it, as for every zoo file and every batch of small ones, they came out even or ahead.
+# first fault costs more than the TLB misses the pages save. Below it (every zoo file, every
+# batch of small ones) they come out even or ahead. Measurements: CHANGELOG.md, 2026-11-27.
 SMALL_PAGES_BYTES = 256 * 1024
 
 

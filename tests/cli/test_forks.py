@@ -189,19 +189,20 @@ def test_a_killed_apply_leaves_no_rewriting_worker_behind(tmp_path):
     assert _kill_and_watch(tmp_path, ["apply", ".", "--diff", "-j", "2", "--no-cache"], workers=2) == []
 
 
-def _huge_pages_off(_task) -> tuple[int, int]:
-    """(PR_GET_THP_DISABLE before, after `small_pages`) in this child."""
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    before = prctl(42, 0, 0, 0, 0)  # PR_GET_THP_DISABLE
-    small_pages()
-    return before, prctl(42, 0, 0, 0, 0)
+def _huge_pages_disabled() -> int:
+    return ctypes.CDLL(None).prctl(42, 0, 0, 0, 0)  # PR_GET_THP_DISABLE: 1 when off
+
+
+def _small_pages_in_child(_task) -> tuple[bool, int]:
+    return small_pages(), _huge_pages_disabled()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_THP_DISABLE is Linux's")
 def test_small_pages_turns_huge_pages_off_in_the_child_only():
-    (_, ok, value), = map_forked(_huge_pages_off, [None], workers=1)
-    assert ok and value == (0, 1)
-    assert ctypes.CDLL(None).prctl(42, 0, 0, 0, 0) == 0  # the parent keeps them
+    parent_before = _huge_pages_disabled()
+    (_, ok, value), = map_forked(_small_pages_in_child, [None], workers=1)
+    assert ok and value == (True, 1)
+    assert _huge_pages_disabled() == parent_before  # the parent keeps its own setting
 
 
 def test_only_a_worker_with_a_large_file_turns_huge_pages_off(tmp_path):
