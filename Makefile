@@ -225,7 +225,7 @@ verify-modern: verify5-setup
 	$(VERIFY5_VENV)/bin/python -m evaluation.verify.patches --modern $(MODERN_CORPUS)
 	$(VERIFY5_VENV)/bin/python -m evaluation.verify.diffusers_sample
 
-# The torch names rules may use, with their kinds (adopter/rules/catalogue/torch.tsv, committed), from the pinned torch.
+# The torch names rules may use, with their kinds (adopter/catalogue/torch.tsv, committed), from the pinned torch.
 catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 

@@ -3,8 +3,9 @@ constructor arguments from the constructions it replaces, which parameters move
 (state_dict keys to rename on load), and how a source call's arguments map onto a
 kernel function's. A kernel without an entry takes the arguments its rule gives it.
 
-Each adapter reads only the CST of the constructions and calls the match names, and
-raises `Unsafe` when an argument has no faithful equivalent in the kernel's API.
+Each adapter reads only the CST of the constructions and calls the match names, binds their
+arguments by the signatures of the catalogue (adopter/catalogue/), and raises `Unsafe` when an
+argument has no faithful equivalent in the kernel's API.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
+from adopter.catalogue import Signature, call_signature, constructors
 from adopter.rewrite.spans import Unsafe
 
 _EMPTY = cst.Module(body=[])
@@ -23,23 +25,35 @@ def code(node: cst.CSTNode) -> str:
     return _EMPTY.code_for_node(node).strip()
 
 
-def argument(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-    """The argument given at position `index` or as `keyword=`, if any."""
-    positional = [a for a in call.args if a.keyword is None and not a.star]
+def bind(call: cst.Call, signature: Signature | None) -> dict[str, cst.BaseExpression]:
+    """The arguments of `call` by parameter name, bound as Python binds them to `signature`
+    (from the catalogue, adopter/catalogue/); Unsafe for `*args`/`**kwargs`, a positional
+    argument beyond the signature's, a keyword it lacks, or a call without a signature."""
+    what = code(call.func)
+    if signature is None:
+        raise Unsafe(f"`{what}(...)`: the catalogue has no signature for it, so its arguments cannot be mapped")
     if any(a.star for a in call.args):
-        raise Unsafe(f"`{code(call.func)}(...)` is called with *args or **kwargs")
+        raise Unsafe(f"`{what}(...)` is called with *args or **kwargs")
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) > len(signature.positional):
+        raise Unsafe(f"`{what}(...)` has {len(positional)} positional arguments; {signature.name} takes "
+                     f"{len(signature.positional)}")
+    bound = {name: a.value for name, a in zip(signature.positional, positional)}
     for a in call.args:
-        if a.keyword is not None and a.keyword.value == keyword:
-            return a.value
-    return positional[index].value if index < len(positional) else None
+        if a.keyword is not None:
+            if not signature.accepts(a.keyword.value):
+                raise Unsafe(f"`{what}(...)` has argument `{a.keyword.value}`, which {signature.name} does not take")
+            bound[a.keyword.value] = a.value
+    return bound
 
 
-def only_arguments(call: cst.Call, allowed: set[str], positional: int) -> None:
-    names = {a.keyword.value for a in call.args if a.keyword is not None}
-    extra = sorted(names - allowed)
-    if extra or len([a for a in call.args if a.keyword is None]) > positional:
-        what = f"argument `{extra[0]}`" if extra else "an extra positional argument"
-        raise Unsafe(f"`{code(call.func)}(...)` has {what}, which the kernel does not take")
+def only(call: cst.Call, bound: dict[str, cst.BaseExpression], allowed: set[str], signature: Signature) -> None:
+    """Unsafe when the call passes a parameter outside `allowed`: the kernel does not take it."""
+    extra = [name for name in (*signature.positional, *sorted(signature.keyword_only)) if name in bound
+             and name not in allowed]
+    if extra:
+        where = (f" (argument {signature.positional.index(extra[0]) + 1})" if extra[0] in signature.positional else "")
+        raise Unsafe(f"`{code(call.func)}(...)` passes `{extra[0]}`{where}, which the kernel does not take")
 
 
 @dataclass(frozen=True)
@@ -68,15 +82,18 @@ CtorAdapter = Callable[[dict[str, Construction], str], CtorPlan]  # (constructio
 def fused_dropout_add_layer_norm(ctors: dict[str, Construction], new: str) -> CtorPlan:
     """epoi's FusedDropoutAddLayerNorm(size, dropout_prob, eps=1e-5) owns a `layer_norm`."""
     norm, drop = ctors["torch.nn.LayerNorm"], ctors["torch.nn.Dropout"]
-    only_arguments(norm.call, {"normalized_shape", "eps", "elementwise_affine"}, positional=3)
-    affine = argument(norm.call, 2, "elementwise_affine")
+    norm_signature, drop_signature = constructors().get("torch.nn.LayerNorm"), constructors().get("torch.nn.Dropout")
+    norm_args = bind(norm.call, norm_signature)
+    only(norm.call, norm_args, {"normalized_shape", "eps", "elementwise_affine"}, norm_signature)
+    affine = norm_args.get("elementwise_affine")
     if affine is not None and code(affine) != "True":
         raise Unsafe("LayerNorm without elementwise_affine: the kernel always has weight and bias")
-    size, eps = argument(norm.call, 0, "normalized_shape"), argument(norm.call, 1, "eps")
+    size, eps = norm_args.get("normalized_shape"), norm_args.get("eps")
     if size is None:
         raise Unsafe("LayerNorm without a normalized_shape")
-    only_arguments(drop.call, {"p", "inplace"}, positional=2)
-    p = argument(drop.call, 0, "p")
+    drop_args = bind(drop.call, drop_signature)
+    only(drop.call, drop_args, {"p", "inplace"}, drop_signature)
+    p = drop_args.get("p")
     text = f"{code(size)}, {code(p) if p is not None else '0.5'}" + (f", eps={code(eps)}" if eps is not None else "")
     return CtorPlan(text, {f"{norm.attribute}.{k}": f"{new}.layer_norm.{k}" for k in ("weight", "bias")})
 
@@ -86,13 +103,13 @@ CTOR_ADAPTERS: dict[str, CtorAdapter] = {
 }
 
 
-def xformers_softmax(call: cst.Call) -> list[cst.Arg]:
+def xformers_softmax(call: cst.Call, source: Signature | None) -> list[cst.Arg]:
     """`softmax(x, dim=-1[, dtype=d])` -> `softmax(x[.to(d)])`: the kernel normalises the last
-    dimension and has no dtype argument (F.softmax casts its input first, so `.to(d)` is the same)."""
-    x = argument(call, 0, "input")
-    dim = argument(call, 1, "dim")
-    dtype = argument(call, 2, "dtype")
-    only_arguments(call, {"input", "dim", "dtype"}, positional=3)
+    dimension and has no dtype argument (F.softmax casts its input first, so `.to(d)` is the same).
+    The call's arguments are bound by `source`, the signature of the function it calls."""
+    bound = bind(call, source)
+    only(call, bound, {"input", "dim", "dtype"}, source)
+    x, dim, dtype = bound.get("input"), bound.get("dim"), bound.get("dtype")
     if x is None or dim is None or code(dim) != "-1":
         where = f"dim={code(dim)}" if dim is not None else "an implicit dim"
         raise Unsafe(f"softmax over {where}: the kernel normalises the last dimension (dim=-1) only")
@@ -103,6 +120,15 @@ def xformers_softmax(call: cst.Call) -> list[cst.Arg]:
     return [cst.Arg(x)]
 
 
-CALL_ADAPTERS: dict[str, Callable[[cst.Call], list[cst.Arg]]] = {
+def source_signature(callees: tuple[str, ...]) -> Signature | None:
+    """The signature the callees a pattern node names share (None: one has none, or they differ)."""
+    first, *others = [call_signature(callee) for callee in callees]
+    same = all(s is not None and (s.positional, s.keyword_only) == (first.positional, first.keyword_only) for s in others)
+    return first if first is not None and same else None
+
+
+CallAdapter = Callable[[cst.Call, Signature | None], list[cst.Arg]]  # (the call, its callee's signature)
+
+CALL_ADAPTERS: dict[str, CallAdapter] = {
     "xformers.triton.softmax.softmax": xformers_softmax,
 }

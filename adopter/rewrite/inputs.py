@@ -9,7 +9,7 @@ import libcst as cst
 from adopter.rewrite.adapters import code
 from adopter.rewrite.spans import Unsafe
 from adopter.rules.model import Input, PatternNode
-from adopter.rules.signatures import input_keywords
+from adopter.catalogue import input_keywords
 
 TENSOR_METHOD = "torch.Tensor."  # a pattern callee under it is written as a method call
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from adopter.records import MODULE_LEVEL, Match, is_nested
-from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code
+from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code, source_signature
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
@@ -305,11 +305,12 @@ class _Planner:
         adapter = CALL_ADAPTERS.get(target.callee)
         if adapter is None and target.inputs != self.rule.forward_source[i].inputs:
             raise Unsafe("a substituted node with other inputs needs a kernel adapter")
+        signature = source_signature(self.rule.forward_source[i].callees)
         if adapter is not None:
-            adapter(original)  # refuses here, before any edit, if the arguments do not fit
+            adapter(original, signature)  # refuses here, before any edit, if the arguments do not fit
 
         def edit(node: cst.Call) -> cst.Call:
-            return node.with_changes(func=func, args=adapter(node) if adapter else node.args)
+            return node.with_changes(func=func, args=adapter(node, signature) if adapter else node.args)
 
         self.plan.edits.at(self.ctx.key("Call", self.match.nodes[i].span)).fns.append(edit)
 

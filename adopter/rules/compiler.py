@@ -8,7 +8,7 @@ For a forward pattern of k nodes the generated program has
   `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern;
   `pattern_type(Type)` (or `pattern_any`)  the node types it names, for adopter/datalog/match/support.lp;
   `input_keyword(Type, Keyword, Position)`  the parameters of those types a call may pass by
-                        keyword (adopter/rules/signatures.py), for adopter/datalog/flow/nodes.lp.
+                        keyword (adopter/catalogue/), for adopter/datalog/flow/nodes.lp.
 One program for all rules (`adopter/datalog/match/checks.lp`) keeps the candidates whose nodes
 can share one path and whose intermediate values nothing else reads, as `match_node` etc.
 Every question is answered by the analyses' relations (`adopter/datalog/`); this module only
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from adopter.rules.model import Input, Rule
-from adopter.rules.signatures import input_keywords
+from adopter.catalogue import input_keywords
 
 
 def q(text: str) -> str:

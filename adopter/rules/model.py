@@ -68,7 +68,7 @@ class Rule:
     # "allowed": a value the match computes may be read outside it (found, not rewritten: a
     # detection whose fusion would need the value, such as the logits a model returns)
     reads: str = "breaks"
-    extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (adopter/rules/catalogue/) lacks
+    extern: tuple[str, ...] = ()  # `extern:` names: qualified names the catalogue (adopter/catalogue/) lacks
     init_source: list[PatternNode] = field(default_factory=list)
     init_target: list[PatternNode] = field(default_factory=list)
     forward_source: list[PatternNode] = field(default_factory=list)

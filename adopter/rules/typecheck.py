@@ -10,7 +10,7 @@ A `$variable` is one of
                 known when `__init__` runs; a forward input may name the same value (its
                 source text must then be the same).
 A qualified name (`torch.nn.LayerNorm`, `torch.Tensor.view`) must be in the catalogue
-(`adopter/rules/catalogue/*.tsv`: name and kind, generated from the installed torch by
+(`adopter/catalogue/torch.tsv`: name and kind, generated from the installed torch by
 evaluation/torch_catalogue.py), or declared by the rule (`extern: transformers.activations.ACT2FN`).
 An `init:` node constructs a module class (a `torch.nn.Module` subclass) or an extern.
 The first problem raises `AdopterError` at the variable's or the name's file:line:col.
@@ -20,27 +20,10 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
+from adopter.catalogue import KINDS, kinds
 from adopter.records import AdopterError, Diagnostic
 from adopter.rules.model import Input, PatternNode, Rule
-
-CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
-KINDS = ("module", "class", "function", "method")
-
-
-@lru_cache(maxsize=1)
-def catalogue() -> dict[str, str]:
-    """Qualified name -> kind (module, class, function or method), from every catalogue file."""
-    known: dict[str, str] = {}
-    for path in sorted(CATALOGUE_DIR.glob("*.tsv")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line and not line.startswith("#") and line != "name\tkind":
-                name, kind = line.split("\t")
-                known[name] = kind
-    return known
-
 
 def named_types(rule: Rule) -> set[str]:
     """Every qualified name the rule's patterns call or construct."""
@@ -226,7 +209,7 @@ def _check_targets(rule: Rule, modules: dict, tensors: dict, values: dict) -> No
 
 
 def _check_names(rule: Rule) -> None:
-    known, extern = catalogue(), set(rule.extern)
+    known, extern = kinds(), set(rule.extern)
     constructors = [(node, True) for node in rule.init_source + rule.init_target]
     calls = [(node, False) for node in rule.forward_source + rule.forward_target]
     for node, constructs in constructors + calls:
@@ -246,10 +229,10 @@ def _unknown(name: str, known: dict[str, str], extern: set[str]) -> str:
     packages = {n.split(".", 1)[0] for n in known}
     if "." in name and name.split(".", 1)[0] not in packages:
         listed = ", ".join(sorted(packages))
-        return f"unknown name {name}: the catalogue (adopter/rules/catalogue/) lists {listed} only; {declare}"
+        return f"unknown name {name}: the catalogue (adopter/catalogue/) lists {listed} only; {declare}"
     guesses = _suggestions(name, known, extern)
     if not guesses:
-        return f"unknown name {name}: not in the catalogue (adopter/rules/catalogue/); {declare}"
+        return f"unknown name {name}: not in the catalogue (adopter/catalogue/); {declare}"
     methods = "a tensor method is written `torch.Tensor.<method>`; " if guesses[0].startswith("torch.Tensor.") else ""
     return f"unknown name {name}: did you mean {' or '.join(guesses)}? ({methods}{declare})"
 

@@ -121,6 +121,21 @@ def test_softmax_dtype_becomes_a_cast_of_the_input(tmp_path):
     assert "from xformers.triton.softmax import softmax as xformers_softmax" in patched
 
 
+
+def test_softmax_arguments_are_bound_by_the_catalogue_s_signature(tmp_path):
+    """`F.softmax(s, -1, 3)` passes `_stacklevel`, not dtype, third (adopter/catalogue/inputs/torch.tsv):
+    it is refused, not turned into `.to(3)` (a move to device 3); a dtype given by position is cast."""
+    source = tmp_path / "m.py"
+    source.write_text("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
+                      "    def forward(self, s, t):\n        a = F.softmax(s, -1, 3)\n"
+                      "        b = F.softmax(t, -1, 3, torch.float32)\n        return F.softmax(a + b, -1, dtype=torch.half)\n")
+    patch = patch_file(source, ["softmax"])
+    assert [(m.line, reason) for m, reason in patch.refused] == [
+        (8, "`F.softmax(...)` passes `_stacklevel` (argument 3), which the kernel does not take"),
+        (9, "`F.softmax(...)` passes `_stacklevel` (argument 3), which the kernel does not take")]
+    assert ".to(3)" not in patch.patched
+    assert "return xformers_softmax((a + b).to(torch.half))" in patch.patched
+
 GATED = """import torch
 from torch import nn
 

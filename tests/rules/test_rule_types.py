@@ -8,7 +8,7 @@ import pytest
 from adopter.records import AdopterError
 from adopter.rules.dsl import parse_rule
 from adopter.rules.registry import bundled_rule_files
-from adopter.rules.typecheck import KINDS, catalogue
+from adopter.catalogue import KINDS, kinds as catalogue
 
 PATH = "adopter/rules/x/bad.adopt"
 
@@ -69,7 +69,7 @@ BAD = [
     pytest.param(
         "rule: bad\nforward: torch.nn.NoSuchLayerXYZ($x) -> $y => _\n",
         "adopter/rules/x/bad.adopt:2:10: error: unknown name torch.nn.NoSuchLayerXYZ: not in the catalogue "
-        "(adopter/rules/catalogue/); a name from another package is declared `extern: torch.nn.NoSuchLayerXYZ`",
+        "(adopter/catalogue/); a name from another package is declared `extern: torch.nn.NoSuchLayerXYZ`",
         id="unknown-type"),
     pytest.param(
         "rule: bad\ninit: torch.nn.LayerNrom() -> $n => _\nforward: $n($x) -> $y => _\n",
@@ -86,7 +86,7 @@ BAD = [
         "rule: bad\ninit: transformers.activations.ACT2FN(`config.hidden_act`) -> $act => _\n"
         "forward: $act($x) -> $y => _\n",
         "adopter/rules/x/bad.adopt:2:7: error: unknown name transformers.activations.ACT2FN: the catalogue "
-        "(adopter/rules/catalogue/) lists torch only; a name from another package is declared "
+        "(adopter/catalogue/) lists torch only; a name from another package is declared "
         "`extern: transformers.activations.ACT2FN`",
         id="other-package-without-extern"),
     pytest.param(

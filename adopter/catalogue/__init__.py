@@ -1,0 +1,82 @@
+"""The catalogue: what Adopter knows of torch's API, as data generated from the pinned torch
+by evaluation/torch_catalogue.py (`make catalogue`), and read here only.
+
+- `torch.tsv`: every public torch name model code calls or builds, with its kind (module,
+  class, function, method); rules may name these without `extern:`.
+- `inputs/torch.tsv`: for each function and module (its `forward`), the parameters a call may
+  pass by position or by keyword, with their positions: `F.softmax(input=x)` passes input 0.
+- `constructors/torch.tsv`: for each module class, its `__init__` parameters (position, or
+  empty for a keyword-only one): what a rewrite may carry over to a kernel's constructor.
+
+The analyses (adopter/datalog/) and the rules and rewriter above them read these files
+through this module; nothing else holds a library signature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+CATALOGUE_DIR = Path(__file__).resolve().parent
+KINDS = ("module", "class", "function", "method")
+
+
+def _rows(folder: Path, header: str) -> list[list[str]]:
+    rows = []
+    for path in sorted(folder.glob("*.tsv")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line and not line.startswith("#") and line != header:
+                rows.append(line.split("\t"))
+    return rows
+
+
+@lru_cache(maxsize=1)
+def kinds() -> dict[str, str]:
+    """Qualified name -> kind (module, class, function or method)."""
+    return {name: kind for name, kind in _rows(CATALOGUE_DIR, "name\tkind")}
+
+
+@lru_cache(maxsize=1)
+def input_keywords() -> dict[str, tuple[tuple[str, int], ...]]:
+    """Qualified name -> the (parameter, position) pairs a call may pass by position or by
+    keyword, in position order."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for name, parameter, position in _rows(CATALOGUE_DIR / "inputs", "name\tparameter\tposition"):
+        found.setdefault(name, []).append((parameter, int(position)))
+    return {name: tuple(sorted(pairs, key=lambda pair: pair[1])) for name, pairs in found.items()}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The parameters of a callable: those a call may pass by position, in order, and the
+    keyword-only ones."""
+
+    name: str
+    positional: tuple[str, ...]
+    keyword_only: frozenset[str] = frozenset()
+
+    def accepts(self, keyword: str) -> bool:
+        return keyword in self.positional or keyword in self.keyword_only
+
+
+@lru_cache(maxsize=1)
+def constructors() -> dict[str, Signature]:
+    """Module class -> the signature of its `__init__` (without `self`)."""
+    positional: dict[str, list[tuple[int, str]]] = {}
+    keyword_only: dict[str, set[str]] = {}
+    for name, parameter, position in _rows(CATALOGUE_DIR / "constructors", "name\tparameter\tposition"):
+        if position:
+            positional.setdefault(name, []).append((int(position), parameter))
+        else:
+            keyword_only.setdefault(name, set()).add(parameter)
+    return {name: Signature(name, tuple(p for _, p in sorted(positional.get(name, ()))),
+                            frozenset(keyword_only.get(name, ())))
+            for name in positional.keys() | keyword_only.keys()}
+
+
+def call_signature(name: str) -> Signature | None:
+    """The signature of a catalogued function or module call (its `forward`), where Python
+    could read it (builtins of torch._C have none)."""
+    pairs = input_keywords().get(name)
+    return Signature(name, tuple(p for p, _ in pairs)) if pairs else None
