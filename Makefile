@@ -9,7 +9,7 @@ ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 SHARED ?= ../shared
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
 
 setup: $(VENV)/.installed
 
@@ -234,8 +234,14 @@ test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_mod
 	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/kernels/test_kernels_library.py tests/kernels/test_kernels_compile.py tests/rules/test_torch_catalogue.py
 	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py tests/evaluation/test_verify_diffusers.py
 
+# The fast tier: every layer's tests and a few zoo files; --durations shows where its time goes.
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
+
+# Every tier (CI): the fast one, the whole-corpus tests (`corpus` marker: needs make zoo
+# zoo-modern), the tests that run in the verification environments (`venv`), and test-verify.
+test-all: setup zoo zoo-modern test-verify
+	ADOPTER_REQUIRE_ZOO=1 $(BIN)/python -m pytest -q --durations=15 -m ""
 
 clean:
 	rm -rf build

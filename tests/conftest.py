@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import textwrap
 from pathlib import Path
 
-# keep the tests' cache out of the working tree (set before adopter modules are imported)
-os.environ.setdefault("ADOPTER_CACHE", tempfile.mkdtemp(prefix="adopter-test-cache-"))
+ROOT = Path(__file__).resolve().parent.parent
+# one result cache per checkout, kept between runs (its keys hash the file and all of
+# Adopter's code, so a change misses it): the tests that test a cold run pass no cache.
+# Set before adopter modules are imported; not the user's cache, which tests must not fill.
+os.environ.setdefault("ADOPTER_CACHE", str(ROOT / "build" / "test-cache"))
 
 import pytest
 
@@ -16,7 +18,6 @@ from adopter.matches.structures import model_structures
 from adopter.datalog.engine import solve
 from adopter.extract.python_facts import extract_source
 
-ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "hf_models"
 
 

@@ -97,6 +97,7 @@ def test_repeats_are_reduced_to_medians_per_variant_and_mode():
     assert infer["latency_ms"] == 2.0 and infer["peak_mem_mb"] == 50.0
 
 
+@pytest.mark.venv
 def test_smoke_run_of_a_modern_model_on_cpu(tmp_path):
     """One modern model (Llama, transformers 5.23.0) through the benchmark: the driver in
     .venv-verify, its child in .venv-verify5, one variant, tiny sizes, one step."""
