@@ -1,5 +1,5 @@
-"""`python -m adopter`: the `adopter` command (see adopter/cli/launch.py)."""
+"""`python -m adopter`: the `adopter` command."""
 
-from adopter.cli.launch import main
+from adopter.cli.app import main
 
 main()

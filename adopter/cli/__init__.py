@@ -1,1 +1,1 @@
-"""The `adopter` command: a thin typer app over adopter.api (app.py), started by launch.py."""
+"""The `adopter` command: a thin typer app over adopter.api (app.py)."""

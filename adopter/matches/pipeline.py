@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 from adopter.support.cache import ResultCache, entry_key
 from adopter.records import Diagnostic
 from adopter.extract.tables import ROW_START, table_rows
-from adopter.support.forks import Limits, Stopped, map_forked, small_pages
+from adopter.support.forks import Limits, Stopped, map_forked
 from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match, NearMiss
 from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, REPORTED, matches_from_model, near_misses_from_model, rules_program,
@@ -405,21 +405,8 @@ def _stopped(stop: Stopped) -> str:
     return f"analysis stopped: needed more than {stop.value:g} MB of memory (--file-memory)"
 
 
-# A worker whose files hold this many bytes of source or more runs without huge pages
-# (`small_pages`): its heap grows to hundreds of MB, and zeroing each fresh 2 MiB page at its
-# first fault costs more than the TLB misses the pages save. Below it (every zoo file, every
-# batch of small ones) they come out even or ahead. Measurements: CHANGELOG.md, 2026-11-27.
-SMALL_PAGES_BYTES = 256 * 1024
-
-
-def _wants_small_pages(tasks: list) -> bool:
-    return sum(_size(task[0]) for task in tasks) >= SMALL_PAGES_BYTES
-
-
 def _analyse_unit_and_exit(tasks: list) -> list[FileAnalysis]:
     retain_controls()  # this process ends with its files
-    if _wants_small_pages(tasks):
-        small_pages()
     return [analyse_file(*tasks[0])] if len(tasks) == 1 else analyse_batch(tasks)
 
 

@@ -31,7 +31,6 @@ from typing import Callable, Iterator, Sequence
 # spawned process, inherits the lifeline's pipe (Lifeline)
 FORK = multiprocessing.get_context("fork")
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-_PR_SET_THP_DISABLE = 41
 
 
 @dataclass(frozen=True)
@@ -102,16 +101,6 @@ class Lifeline:
         self.read = self.write = None
 
 
-def small_pages() -> bool:
-    """Turn transparent huge pages off for this process and its children (Linux; elsewhere
-    nothing is changed). Returns whether they are off now.
-
-    For a child that will grow a large heap: `adopter` runs with malloc on huge pages
-    (adopter/cli/launch.py), and each fresh 2 MiB page the kernel zeroes at its first fault.
-    Where that costs more than the TLB misses the pages save, a child turns them off."""
-    return _prctl is not None and _prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
-
-
 def _address_space() -> int:
     """Bytes of address space this process has now (0 where that cannot be read)."""
     try:
@@ -155,7 +144,6 @@ def map_forked(function: Callable, tasks: Sequence, workers: int,
     pending = iter(range(len(tasks)))
     running: dict = {}  # receiving end of a child's pipe -> (index, process, deadline)
     lifeline = Lifeline()
-    gc.freeze()  # what exists now lives on: the parent's collections need not walk it again
 
     def start_next() -> bool:
         index = next(pending, None)

@@ -1,7 +1,6 @@
 """The fork runner: every task answered once; a failing or dying child, or one over a limit,
 costs its own task only; and no child outlives its parent."""
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -15,7 +14,7 @@ from typer.testing import CliRunner
 
 from adopter.matches import pipeline
 from adopter.cli.app import app
-from adopter.support.forks import Limits, map_forked, small_pages
+from adopter.support.forks import Limits, map_forked
 
 
 def _square_or_fail(n: int) -> int:
@@ -187,33 +186,3 @@ def test_a_killed_apply_leaves_no_rewriting_worker_behind(tmp_path):
     for i in range(4):  # the rewriter runs in a pool from 4 files with matches
         (tmp_path / f"m{i}.py").write_text(MODEL)
     assert _kill_and_watch(tmp_path, ["apply", ".", "--diff", "-j", "2", "--no-cache"], workers=2) == []
-
-
-def _huge_pages_disabled() -> int:
-    return ctypes.CDLL(None).prctl(42, 0, 0, 0, 0)  # PR_GET_THP_DISABLE: 1 when off
-
-
-def _small_pages_in_child(_task) -> tuple[bool, int]:
-    return small_pages(), _huge_pages_disabled()
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_THP_DISABLE is Linux's")
-def test_small_pages_turns_huge_pages_off_in_the_child_only():
-    parent_before = _huge_pages_disabled()
-    (_, ok, value), = map_forked(_small_pages_in_child, [None], workers=1)
-    assert ok and value == (True, 1)
-    assert _huge_pages_disabled() == parent_before  # the parent keeps its own setting
-
-
-def test_only_a_worker_with_a_large_file_turns_huge_pages_off(tmp_path):
-    def task(name: str, size: int) -> tuple:
-        path = tmp_path / name
-        path.write_text("x = 1\n" * (size // 6))
-        return (path,)
-
-    zoo_sized = task("bert.py", 150 * 1024)  # the zoo's largest files are ~150 KB
-    large = task("large.py", pipeline.SMALL_PAGES_BYTES + 1024)
-    assert not pipeline._wants_small_pages([zoo_sized])
-    assert pipeline._wants_small_pages([large])
-    # a batch of small files stops before it could reach the threshold
-    assert pipeline.BATCH_BYTES + pipeline.BATCH_FILE_BYTES < pipeline.SMALL_PAGES_BYTES
