@@ -167,7 +167,7 @@ def solve(all_facts: Sequence[FileFacts], extra_program: str = "",
     terms = fact_terms(all_facts, relations)
     control = engine.ground((), text, parts, terms, variant, loading=loading_rules)
     models: list[dict[str, list]] = [{} for _ in all_facts]
-    index_of = {clingo.Number(i)._rep: i for i in range(len(all_facts))}  # file column (a symbol id) -> file
+    index_of = {engine.BACKEND.value(clingo.Number(i)): i for i in range(len(all_facts))}  # file column -> file
     for name, arity in sorted(atom for atom in dependent if atom[0] in keep):
         for row in engine.atom_rows(control, name, arity + 1):
             models[index_of[row[0]]].setdefault(name, []).append(row[1:])

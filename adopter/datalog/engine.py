@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import clingo
-from clingo._internal import _ffi, _handle_error, _lib  # pyclingo's C bindings (clingo is pinned): see `atom_rows`
+
+from adopter.datalog import clingo_native
+from adopter.datalog.clingo_public import PublicClingo
 
 from adopter.extract.python_facts import FileFacts
 from adopter.extract.schema import INT_COLUMNS, RELATIONS, flat_fields
@@ -40,90 +42,9 @@ MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "
 QUERY_PROGRAMS = (DATALOG_DIR / "addons" / "queries.lp",)  # relations only queries read
 
 
-class _Grounding:
-    """What one `ground` hands its calls into Python (`_ground_callback`): the rows of the
-    input relations, and an exception raised in a call (raised again after grounding)."""
-
-    def __init__(self, fact_terms: dict[str, str]):
-        self.fact_terms = fact_terms
-        self.error: BaseException | None = None
-
-
-def _ground_callback(_location, name, arguments, size, data, symbol_callback, symbol_data) -> bool:
-    """clingo's callback for `@name(...)` during grounding, with `data` a handle of the
-    `_Grounding`. `@input("rel")` gives a relation's rows: clingo parses the rows' text (see
-    `fact_terms`) and gets the parsed tuple's argument array, so no row becomes a
-    `clingo.Symbol` object in Python. `@cat`, `@size` and `@nth` are answered on clingo's C
-    symbols (`_NATIVE_BUILTINS`). No other function is defined."""
-    grounding = _ffi.from_handle(data)
-    function = _ffi.string(name)
-    if function == b"input":
-        text = _ffi.new("char const **")
-        _check(_lib.clingo_symbol_string(arguments[0], text))
-        rows = grounding.fact_terms.get(_ffi.string(text[0]).decode(), "()")
-        term, items, count = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t const **"), _ffi.new("size_t*")
-        _check(_lib.clingo_parse_term(rows.encode(), _ffi.NULL, _ffi.NULL, 20, term)
-               and _lib.clingo_symbol_arguments(term[0], items, count))
-        return symbol_callback(items[0], count[0], symbol_data)
-    native = _NATIVE_BUILTINS.get(function)
-    if native is None:
-        raise NameError(f"the programs call @{function.decode()}, which Adopter does not define")
-    out = _ffi.new("clingo_symbol_t[1]")
-    native(arguments, size, out)
-    return symbol_callback(out, 1, symbol_data)
-
-
-# `@cat(...)` (the arguments' text joined: a string's own text, any other symbol as clingo
-# prints it), `@size(T)` (how many arguments T has) and `@nth(T, I)` (T's I-th argument, from
-# 0), on clingo's C symbols: through pyclingo each call would wrap every argument and the
-# result in `clingo.Symbol` objects, and they are called for every candidate's nodes and every
-# dotted name a file builds (their cost showed in the rule counts of `make clingo-debug`,
-# docs/performance.md).
-# (out-parameters made once: a call fills them and reads them back before the next one)
-_TEXT, _SIZE, _ITEMS, _INT = (_ffi.new("char const **"), _ffi.new("size_t*"), _ffi.new("clingo_symbol_t const **"),
-                              _ffi.new("int*"))
-
-
-def _symbol_text(symbol) -> bytes:
-    """What `cat` makes of one argument: a string's own text, else the symbol as clingo prints it."""
-    if _lib.clingo_symbol_type(symbol) == _lib.clingo_symbol_type_string:
-        _check(_lib.clingo_symbol_string(symbol, _TEXT))
-        return _ffi.string(_TEXT[0])
-    _check(_lib.clingo_symbol_to_string_size(symbol, _SIZE))
-    buffer = _ffi.new("char[]", _SIZE[0])
-    _check(_lib.clingo_symbol_to_string(symbol, buffer, _SIZE[0]))
-    return _ffi.string(buffer)
-
-
-def _native_cat(arguments, size: int, out) -> None:
-    _check(_lib.clingo_symbol_create_string(b"".join([_symbol_text(arguments[i]) for i in range(size)]), out))
-
-
-def _native_size(arguments, _size: int, out) -> None:
-    _check(_lib.clingo_symbol_arguments(arguments[0], _ITEMS, _SIZE))
-    _lib.clingo_symbol_create_number(_SIZE[0], out)
-
-
-def _native_nth(arguments, _size: int, out) -> None:
-    _check(_lib.clingo_symbol_arguments(arguments[0], _ITEMS, _SIZE) and _lib.clingo_symbol_number(arguments[1], _INT))
-    if not 0 <= _INT[0] < _SIZE[0]:
-        raise IndexError(f"@nth: index {_INT[0]} of a term with {_SIZE[0]} arguments")
-    out[0] = _ITEMS[0][_INT[0]]
-
-
-_NATIVE_BUILTINS = {b"cat": _native_cat, b"size": _native_size, b"nth": _native_nth}
-
-
-def _callback_error(_exception, value, traceback) -> bool:
-    """An exception in `_ground_callback`: kept with its `_Grounding` (raised again after
-    grounding), and clingo told to stop."""
-    if traceback is not None:
-        _ffi.from_handle(traceback.tb_frame.f_locals["data"]).error = value
-    _lib.clingo_set_error(_lib.clingo_error_unknown, str(value).encode())
-    return False
-
-
-_GROUND_CALLBACK = _ffi.callback("clingo_ground_callback_t", _ground_callback, onerror=_callback_error)
+# How a control is grounded and its atoms read: through clingo's C bindings where this clingo
+# has them (adopter/datalog/clingo_native.py), else its public API; the same atoms either way.
+BACKEND = clingo_native.NativeClingo if clingo_native.available() else PublicClingo
 
 
 def row_format(relation: str, lead: str = "") -> str:
@@ -241,18 +162,21 @@ def symbol_value(symbol: clingo.Symbol):
 
 @dataclass
 class Model:
-    """The derived relations of one file: predicate name -> rows of argument ids.
+    """The derived relations of one file: predicate name -> rows of argument values.
 
-    An id is clingo's handle of a symbol (an int). clingo interns every symbol, so two ids
-    are equal exactly when their symbols are: counting and grouping rows (`ids`) need no
-    `clingo.Symbol` objects, whose hashing and comparison each call into clingo."""
+    A value is what `BACKEND` reads: with clingo's C bindings, a symbol's id (an int); clingo
+    interns every symbol, so two ids are equal exactly when their symbols are, and counting and
+    grouping rows (`ids`) need no `clingo.Symbol` objects, whose hashing and comparison each call
+    into clingo. With the public API, the `clingo.Symbol` itself."""
 
-    relations: dict[str, list[tuple[int, ...]]]
+    relations: dict[str, list[tuple]]
 
     def get(self, name: str) -> list[tuple[clingo.Symbol, ...]]:
-        return [tuple(map(clingo.Symbol, row)) for row in self.relations.get(name, [])]
+        symbol = BACKEND.symbol
+        return [tuple(map(symbol, row)) for row in self.relations.get(name, [])]
 
-    def ids(self, name: str) -> list[tuple[int, ...]]:
+    def ids(self, name: str) -> list[tuple]:
+        """The rows as opaque values: equal exactly when their symbols are."""
         return self.relations.get(name, [])
 
 
@@ -340,59 +264,14 @@ def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Seque
     control, messages = prepared or _loaded(programs, text, facts, loading, warnings)
     parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
                                      if facts.get(relation, "()") != "()")]
-    grounding = _Grounding(facts)
-    data, names = _ffi.new_handle(grounding), []  # (kept alive through the call)
-    c_parts = _ffi.new("clingo_part_t[]", len(parts))
-    for (name, params), c_part in zip(parts, c_parts):
-        names.append((_ffi.new("char[]", name.encode()), _ffi.new("clingo_symbol_t[]", [p._rep for p in params])))
-        c_part.name, c_part.params, c_part.size = names[-1][0], names[-1][1], len(params)
-    # (clingo's C function with `_ground_callback`, rather than `control.ground(parts, context=...)`:
-    # through pyclingo every row of every input relation would become a `clingo.Symbol` object)
-    if not _lib.clingo_control_ground(control._rep, c_parts, len(parts), _GROUND_CALLBACK, data):
-        if grounding.error is not None:
-            raise grounding.error
-        raise RuntimeError(messages[0].strip() if messages else _ffi.string(_lib.clingo_error_message()).decode())
+    BACKEND.ground(control, parts, facts, messages)
     return control
 
 
-def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple[int, ...]]:
-    """The argument ids (see `Model`) of every atom `name/arity` of a ground program.
-
-    Through clingo's C functions rather than `SymbolicAtoms.by_signature`: the public
-    iterator allocates its out-parameters and wraps a Python object on every call, which
-    for the many summary atoms of a file is a visible part of its analysis. (The loop keeps
-    to local names: per atom, looking up each function on the library is a sizeable part.)"""
-    atoms = control.symbolic_atoms._rep
-    signature = _ffi.new("clingo_signature_t*")
-    it, end = _ffi.new("clingo_symbolic_atom_iterator_t*"), _ffi.new("clingo_symbolic_atom_iterator_t*")
-    done, fact = _ffi.new("bool*"), _ffi.new("bool*")
-    symbol, arguments, size = _ffi.new("clingo_symbol_t*"), _ffi.new("clingo_symbol_t**"), _ffi.new("size_t*")
-    _check(_lib.clingo_signature_create(name.encode(), arity, True, signature)
-           and _lib.clingo_symbolic_atoms_begin(atoms, signature, it) and _lib.clingo_symbolic_atoms_end(atoms, end))
-    at_end, is_fact, symbol_of = (_lib.clingo_symbolic_atoms_iterator_is_equal_to, _lib.clingo_symbolic_atoms_is_fact,
-                                  _lib.clingo_symbolic_atoms_symbol)
-    arguments_of, advance, last = _lib.clingo_symbol_arguments, _lib.clingo_symbolic_atoms_next, end[0]
-    rows = []
-    append = rows.append
-    atom = it[0]
-    while at_end(atoms, atom, last, done) or _check(False):
-        if done[0]:
-            return rows
-        if not (is_fact(atoms, atom, fact) and symbol_of(atoms, atom, symbol) and arguments_of(symbol[0], arguments, size)
-                and advance(atoms, atom, it)):
-            _check(False)
-        if not fact[0]:  # only a non-stratified program leaves atoms undecided
-            raise RuntimeError(f"{name}/{arity} is not decided by grounding: is the program stratified?")
-        append(tuple(arguments[0][0:size[0]]))
-        atom = it[0]
-    return rows
-
-
-def _check(ok: bool) -> bool:
-    """True, or raise clingo's error message."""
-    if not ok:
-        _handle_error(ok)
-    return True
+def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple]:
+    """The arguments of every atom `name/arity` of a ground program, as `BACKEND` holds them
+    (symbol ids, or `clingo.Symbol`s: see `Model`)."""
+    return BACKEND.atom_rows(control, name, arity)
 
 
 # Set in a process that exits after its file (see adopter/support/forks.py): its controls are kept
