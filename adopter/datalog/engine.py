@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Sequence
 
 import clingo
 
+from adopter import catalogue
 from adopter.datalog import clingo_native
 from adopter.datalog.clingo_public import PublicClingo
 
@@ -99,8 +100,22 @@ def _program_text(path: Path) -> str:
 
 def program_source(programs: Sequence[Path]) -> str:
     """The text of `programs`, each with its includes inlined (`_program_text` appends them)
-    and the `#include` directives dropped: one text that clingo's parser reads alone."""
-    return "\n".join(re.sub(r'#include "[^"]+"\.', "", _program_text(program)) for program in programs)
+    and the `#include` directives dropped, and the catalogue's facts where the analyses are
+    among them: one text that clingo's parser reads alone."""
+    text = "\n".join(re.sub(r'#include "[^"]+"\.', "", _program_text(program)) for program in programs)
+    return text + "\n#program base.\n" + catalogue_facts() if MAIN_PROGRAM in programs else text
+
+
+@lru_cache(maxsize=1)
+def catalogue_facts() -> str:
+    """What the analyses read of the catalogue (adopter/catalogue/), as facts:
+    `input_keyword(Type, Keyword, Position)`: a call of Type may pass its input Position by
+    Keyword (`F.softmax(input=x)`); `library_module(Type)`: Type is a module class (a layer
+    when an object of it is called)."""
+    facts = [f'input_keyword("{_escape(name)}","{_escape(keyword)}",{position}).'
+             for name, pairs in sorted(catalogue.input_keywords().items()) for keyword, position in pairs]
+    facts += [f'library_module("{_escape(name)}").' for name, kind in sorted(catalogue.kinds().items()) if kind == "module"]
+    return "\n".join(facts) + "\n"
 
 
 @lru_cache(maxsize=4)
@@ -209,7 +224,8 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str],
     try:
         for program in programs:
             control.load(str(program))
-        control.add("base", [], loading(relations) + "\n" + _SHOW_NOTHING + text)
+        library = catalogue_facts() if MAIN_PROGRAM in programs else ""
+        control.add("base", [], loading(relations) + "\n" + _SHOW_NOTHING + library + text)
     except RuntimeError as error:  # clingo logged why: keep its first message, with position
         raise RuntimeError(messages[0].strip() if messages else str(error)) from None
     return control, messages

@@ -134,7 +134,7 @@ def _begin(path: Path, rules: list[Rule] | None, program: str, want_summary: boo
         keys = dict.fromkeys((facts_kind, "summary", "matches"), "")
     else:
         keys = {facts_kind: entry_key(data, facts_kind, str(path), module),
-                "summary": entry_key(data, "summary", program, module, variant),
+                "summary": entry_key(data, "summary", module, variant),
                 "matches": entry_key(data, "matches", program, str(path), module, variant, "layout" if layout else "",
                                      "explain" if explain else "")}
     wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
@@ -231,12 +231,9 @@ def _programs(program: str, matches: bool) -> tuple[tuple[Path, ...], str]:
 
 
 def _plan(program: str, summary: bool, matches: bool, layout: bool, explain: bool) -> tuple:
-    """The programs, program text, parts and kept relations of a clingo run for the summary and/or the matches.
-
-    The rules' program is loaded for the summary too: a rule's pattern can make more calls
-    layers (types/layers.lp's `local_module/1`), and the summary must not depend on whether
-    the matches came from the cache."""
-    programs, extra = _programs(program, matches or summary and bool(program))
+    """The programs, program text, parts and kept relations of a clingo run for the summary
+    and/or the matches (the analyses, and so the summary, do not depend on the rules)."""
+    programs, extra = _programs(program, matches)
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS) if summary else []
     if matches and layout:
         parts = [*parts, LAYOUT_PART]

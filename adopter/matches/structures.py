@@ -67,13 +67,16 @@ class _View:
 
     def node_inputs(self, node: clingo.Symbol) -> list[tuple[object, tuple]]:
         """(position, source) per input of `node`: positions in order, then keywords as
-        written (of one position's several origins, the first by text)."""
+        written (of one position's several origins, the first by text). An argument passed
+        by keyword is also the input at its position (flow/nodes.lp): it is shown once, by keyword."""
         found = self.inputs.get(node, {})
+        by_keyword = {self.written.get((node, pos)) for pos in found if not isinstance(pos, int)} - {None}
 
         def order(pos) -> tuple:
             return (0, pos, 0) if isinstance(pos, int) else (1, 0, self.written.get((node, pos), 0))
 
-        return [(pos, min(found[pos], key=str)) for pos in sorted(found, key=order)]
+        return [(pos, min(found[pos], key=str)) for pos in sorted(found, key=order)
+                if not (isinstance(pos, int) and self.written.get((node, pos)) in by_keyword)]
 
 
 def _flat_key(key: clingo.Symbol) -> list[tuple]:

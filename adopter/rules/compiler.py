@@ -6,9 +6,7 @@ For a forward pattern of k nodes the generated program has
                         matching the init pattern; found node by node through
                         `cand_part("<id>", I, Root, ...)`, the partial candidates of nodes 1..I;
   `pattern_edge("<id>", I, J)`, `guards_equal`, `fallback_eager`  facts about the pattern;
-  `pattern_type(Type)` (or `pattern_any`)  the node types it names, for adopter/datalog/match/support.lp;
-  `input_keyword(Type, Keyword, Position)`  the parameters of those types a call may pass by
-                        keyword (adopter/catalogue/), for adopter/datalog/flow/nodes.lp.
+  `pattern_type(Type)` (or `pattern_any`)  the node types it names, for adopter/datalog/match/support.lp.
 One program for all rules (`adopter/datalog/match/checks.lp`) keeps the candidates whose nodes
 can share one path and whose intermediate values nothing else reads, as `match_node` etc.
 Every question is answered by the analyses' relations (`adopter/datalog/`); this module only
@@ -24,7 +22,6 @@ import re
 from dataclasses import dataclass
 
 from adopter.rules.model import Input, Rule
-from adopter.catalogue import input_keywords
 
 
 def q(text: str) -> str:
@@ -181,8 +178,6 @@ def compile_rule(rule: Rule) -> str:
                       for i in sorted({i for i, item in info.uses if item.arg.part is None})]
     lines += [f"pattern_kept({q(name)}, {i})." for i in rule.kept_nodes]
     lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in types})
-    keywords = input_keywords()
-    lines += sorted({f"input_keyword({q(t)}, {q(k)}, {i})." for t in types if t is not None for k, i in keywords.get(t, ())})
     for v, info in variables.items():
         if info.producer is None and info.ctor is None:
             # (an operand's position depends on the match's orientation: binary nodes keep the
@@ -190,9 +185,6 @@ def compile_rule(rule: Rule) -> str:
             for (i1, a), (i2, b) in zip(info.uses, info.uses[1:]):
                 if i1 not in binary and i2 not in binary and a.arg.part is None and b.arg.part is None:
                     lines.append(f"shared_input({q(name)}, {i1}, {_pos(a)}, {i2}, {_pos(b)}).")
-    # a module type a forward node names is also called through a local name it is built into
-    lines += sorted({f"local_module({q(t)})." for node in fwd if node.kind == "layer" and not node.callee.startswith("$")
-                     for t in node.callees})
     # the parts of inputs the pattern names: tuple elements at a position of a type, halves, alternate items
     kinds = {item.arg.part[0] for node in fwd for item in node.inputs if item.arg.part is not None}
     lines += [f"{asked}." for kind, asked in (("half", "halves_asked"), ("parity", "parities_asked"), ("item", "items_asked"))

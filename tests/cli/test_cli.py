@@ -116,8 +116,8 @@ def test_rules_list_names_each_rule_with_its_pack():
     assert rows["swiglu.chunk_gate_last"] == "modern" and len({key.partition(".")[0] for key in rows}) == 17
 
 
-# a loss module built into a local name and called through it: it is a layer (a DL node) because a
-# bundled rule's pattern names its type (types/layers.lp's local_module/1, from the compiled rules)
+# a loss module built into a local name and called through it: it is a layer (a DL node) because the
+# catalogue lists its type as a module class (types/layers.lp's library_module/1)
 LOCAL_LOSS = """
 from torch import nn
 class M(nn.Module):

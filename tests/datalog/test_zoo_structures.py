@@ -2,6 +2,8 @@
 
 import pandas as pd
 
+import pytest
+
 from adopter.extract.tables import read_tables, write_tables
 from adopter.api.query import run_query
 from adopter.extract.sources import facts_of_file
@@ -54,3 +56,30 @@ def test_fact_tables_round_trip_through_pandas(zoo, tmp_path):
     assert list(frame.columns) == ["file", "expr", "callee"] and len(frame) == len(facts.rows["call"])
     (back,) = read_tables(tmp_path)
     assert back.rows == facts.rows
+
+
+NODE_RELATIONS = ("dl_node", "node_type", "node_kind", "node_input", "node_layer", "obj_type")
+
+
+@pytest.mark.parametrize("model", ["bert", "gpt2", "t5", "dpt", "bloom", "llama", "reformer"])
+def test_the_analyses_see_the_same_nodes_whatever_rules_are_loaded(zoo, model):
+    """`adopter structures` (no rules), a scan with every bundled rule and a scan with one rule
+    ground the same DL nodes, types and inputs: no analysis depends on which rules are loaded
+    (the catalogue, not the rules, says which calls are layers and how keywords map to inputs)."""
+    from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
+    from adopter.extract.sources import facts_of_file
+    from adopter.matches.build import rules_program
+    from adopter.rules.registry import load_rules
+
+    facts, _ = facts_of_file(zoo / f"modeling_{model}.py")
+
+    def nodes(rules) -> dict[str, list[str]]:
+        programs = (MAIN_PROGRAM, *MATCH_PROGRAMS) if rules is not None else (MAIN_PROGRAM,)
+        model_ = solve(facts, extra_program=rules_program(rules) if rules else "", programs=programs,
+                       keep=set(NODE_RELATIONS))
+        return {name: sorted(map(str, model_.get(name))) for name in NODE_RELATIONS}
+
+    alone = nodes(None)
+    assert alone["dl_node"] and alone["node_input"]
+    assert nodes(load_rules(cache_dir=None)) == alone
+    assert nodes(load_rules(["softmax"], cache_dir=None)) == alone
