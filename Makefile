@@ -31,16 +31,17 @@ zoo: setup
 zoo-modern: setup
 	$(BIN)/python -m evaluation.zoo_modern --dest modern_models
 
-$(ZOO)/modeling_bert.py:
+$(ZOO)/modeling_bert.py $(ZOO)/MODULES.tsv:
 	$(MAKE) zoo
 
 # Extract fact tables for the zoo and run the Datalog core on every file.
-facts: setup $(ZOO)/modeling_bert.py
-	$(ADOPTER) facts $(ZOO) --out build/facts
+# (the zoo's files are named as the modules they are in transformers: hf_models/MODULES.tsv, from make zoo)
+facts: setup $(ZOO)/modeling_bert.py $(ZOO)/MODULES.tsv
+	$(ADOPTER) facts $(ZOO) --out build/facts --module-map $(ZOO)/MODULES.tsv
 
 # Scan the zoo with every bundled rule.
-match: setup $(ZOO)/modeling_bert.py
-	$(ADOPTER) scan $(ZOO) --format jsonl -o build/matches.jsonl
+match: setup $(ZOO)/modeling_bert.py $(ZOO)/MODULES.tsv
+	$(ADOPTER) scan $(ZOO) --format jsonl -o build/matches.jsonl --module-map $(ZOO)/MODULES.tsv
 
 # Precision/recall against the ground truth and the paper's counts, the ast-grep
 # baseline, and the ablations (Table 2 and 3 shapes), all under build/eval/.

@@ -18,6 +18,7 @@ from adopter.datalog.engine import VARIANTS
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, location_summary, matches_frame
 from adopter.rules.registry import load_rules
+from evaluation.zoo import zoo_modules
 
 ALL_VARIANTS = ("full", *VARIANTS)
 
@@ -28,7 +29,8 @@ def run_ablations(zoo: Path, groundtruth: Path, out: Path, progress=None) -> pd.
     files = [str(p) for p in sorted(zoo.glob("*.py"))]
     frames = []
     for variant in ALL_VARIANTS:
-        result = scan(files, rules, variant=variant, progress=progress(variant) if progress else None)
+        result = scan(files, rules, variant=variant, progress=progress(variant) if progress else None,
+                      modules=zoo_modules(files))
         summary, _ = location_summary(matches_frame(result.matches), truth, RULE_ORDER)
         summary.insert(0, "variant", variant)
         frames.append(summary)

@@ -21,6 +21,7 @@ import pandas as pd
 from adopter.rules.registry import load_rules
 from adopter.support.atomic import atomic_write_text
 from evaluation.metrics import precision_recall
+from evaluation.zoo_modern import module_root_options
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE / "modern" / "sample.tsv"
@@ -40,7 +41,8 @@ def sample_files(sample: pd.DataFrame, corpora: Path) -> list[Path]:
 
 def scan(files: list[Path], out: Path) -> None:
     """`adopter scan` over the sampled files, cold, as a user runs it."""
-    command = [sys.executable, "-m", "adopter", "scan", *map(str, files), "--format", "jsonl", "-o", str(out), "--no-cache"]
+    command = [sys.executable, "-m", "adopter", "scan", *map(str, files), "--format", "jsonl", "-o", str(out), "--no-cache",
+               *module_root_options(files)]
     subprocess.run(command, check=False)  # a file that fails is a diagnostic; its matches are missing
 
 

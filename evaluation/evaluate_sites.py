@@ -68,7 +68,7 @@ def score(name: str, site_set: SiteSet, corpora: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     matches = out / "matches.jsonl"
     subprocess.run([sys.executable, "-m", "adopter", "scan", str(root / site_set.folder), "-r", site_set.rule,
-                    "--format", "jsonl", "-o", str(matches), "--no-cache"], check=False)
+                    "--format", "jsonl", "-o", str(matches), "--no-cache", "--module-root", str(root)], check=False)
     sites = pd.read_csv(GROUNDTRUTH / name / "sites.tsv", sep="\t")
     found = match_lines(matches, root, site_set)
     sites["found"] = [int((path, line) in set(found)) for path, line in zip(sites["file"], sites["line"])]

@@ -33,6 +33,9 @@ from adopter.support.atomic import atomic_write_text
 from adopter.api.scan import scan
 from adopter.rewrite.kernel_sets import KERNEL_SETS
 from adopter.rules.registry import load_rules
+from adopter.extract.sources import expand_paths
+from evaluation.zoo import zoo_modules
+from evaluation.zoo_modern import corpus_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ["file", "class", "line", "rule", "status", "reason"]
@@ -80,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
 
         def name_of(path: str) -> str:
             return Path(path).name
-    scanned = scan(targets, rules, jobs=args.jobs, layout=True)
+    files = expand_paths(targets)[0]  # (the zoo's files are named as in transformers; the modern ones by their packages)
+    scanned = scan(targets, rules, jobs=args.jobs, layout=True,
+                   modules=corpus_modules(files) if args.modern else zoo_modules(files))
     rule_ids = list(dict.fromkeys(rule.id for rule in rules))  # (a rule's shape files share its id: one set each)
     jobs = []
     for analysed in scanned.files:

@@ -16,12 +16,13 @@ from adopter.support.atomic import atomic_write_text
 from adopter.matches.build import scan_facts
 from adopter.extract.sources import facts_of_file
 from evaluation.metrics import model_of
+from evaluation.zoo import module_of
 from adopter.rules.registry import load_rules
 
 
 def time_file(path: Path) -> list[tuple[str, str, float, int]]:
     start = time.perf_counter()
-    facts, _ = facts_of_file(path)
+    facts, _ = facts_of_file(path, module_of(path))
     extract = time.perf_counter() - start
     rows = []
     for rule in load_rules(["paper"]):  # the paper's nine rules, as its Table 4

@@ -6,6 +6,12 @@ bytes. `hf_models/MANIFEST.tsv` (committed) records model, version and sha256; w
 exists, every extracted file must match it, and a mismatch is an error.
 
 Run as `python -m evaluation.zoo [--dest hf_models]` (what `make zoo` does).
+
+The zoo's files lie in one folder, outside the package they come from; each is analysed as
+the module it is in transformers (`modeling_bert.py` is `transformers.models.bert.modeling_bert`),
+so that its relative imports (`from ...activations import ACT2FN`) resolve as they do there.
+`make zoo` writes those names to `hf_models/MODULES.tsv`, which `adopter --module-map` reads;
+Python callers use `zoo_modules`.
 """
 
 from __future__ import annotations
@@ -19,12 +25,37 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from adopter.api.options import ModuleNames
 from adopter.support.atomic import atomic_write_text
 
 MAIN_VERSION = "4.34.0"
 # Models the paper used that 4.34.0 does not ship, with the release that first has them.
 LATER_MODELS = {"owlv2": "4.35.0"}
 MANIFEST_NAME = "MANIFEST.tsv"
+MODULES_NAME = "MODULES.tsv"
+
+
+def zoo_module_name(path: Path | str) -> str:
+    """The module a zoo file (or a copy of one, under the same name) is in transformers."""
+    stem = Path(path).stem
+    return f"transformers.models.{stem.removeprefix('modeling_')}.{stem}"
+
+
+def zoo_modules(files) -> ModuleNames:
+    """The module names of zoo files (or copies), for `adopter.api` calls."""
+    return ModuleNames(names=tuple((str(Path(f).absolute()), zoo_module_name(f)) for f in files))
+
+
+def module_of(path: Path) -> str:
+    """The module a file is analysed as: a zoo file's (a folder with the zoo's manifest), else its package's."""
+    from adopter.extract.sources import module_name
+
+    return zoo_module_name(path) if (Path(path).parent / MANIFEST_NAME).is_file() else module_name(Path(path))
+
+
+def module_map(models: list[str]) -> str:
+    """`MODULES.tsv`: each zoo file's module name (`adopter ... --module-map`)."""
+    return "file\tmodule\n" + "".join(f"modeling_{m}.py\t{zoo_module_name(f'modeling_{m}.py')}\n" for m in models)
 
 
 def paper_models(counts_tsv: Path) -> list[str]:
@@ -88,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     if not expected:
         lines = ["model\tversion\tsha256"] + ["\t".join(r) for r in rows]
         atomic_write_text(manifest_path, "\n".join(lines) + "\n")
-    print(f"zoo: {len(rows)} model files in {args.dest}/ match {MANIFEST_NAME}")
+    atomic_write_text(args.dest / MODULES_NAME, module_map(models))
+    print(f"zoo: {len(rows)} model files in {args.dest}/ match {MANIFEST_NAME}; module names in {MODULES_NAME}")
     return 0
 
 

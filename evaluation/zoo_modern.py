@@ -10,6 +10,11 @@ records corpus, path and sha256; when it exists every extracted file must match 
 (`evaluation/modern/sample.tsv`, committed; when it exists the draw must give it again).
 
 Run as `python -m evaluation.zoo_modern [--dest modern_models] [--sample]` (`make zoo-modern`).
+
+A wheel's model files are taken without its package's `__init__.py` files (transformers'), so
+each corpus folder is the root files are named from (`adopter --module-root <dest>/<corpus>`:
+`transformers/models/llama/modeling_llama.py` is `transformers.models.llama.modeling_llama`);
+`corpus_root` finds it for a file, `corpus_modules` names files for `adopter.api` calls.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import ast
 import csv
 import hashlib
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,6 +32,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Callable, NamedTuple
 
+from adopter.api.options import ModuleNames
 from adopter.support.atomic import atomic_write_text
 
 # The sample is drawn from a fixed seed, chosen before the tool ran on the corpus, so that the
@@ -39,6 +46,22 @@ MODULE_BASES = {"nn.Module", "torch.nn.Module", "Module"}  # matched as written 
 RECORDS = Path(__file__).resolve().parent / "modern"
 MANIFEST_NAME = "MANIFEST.tsv"
 SAMPLE_NAME = "sample.tsv"
+CORPUS_FOLDER = re.compile(r"[a-z_]+-\d+(\.\d+)*")  # `<package>-<version>`, as under modern_models/
+
+
+def corpus_root(path: Path) -> Path | None:
+    """The corpus folder holding `path` (or a copy of a corpus's files laid out the same way)."""
+    return next((folder for folder in Path(path).absolute().parents if CORPUS_FOLDER.fullmatch(folder.name)), None)
+
+
+def corpus_modules(files) -> ModuleNames:
+    """Each file named by its path in its corpus, for `adopter.api` calls."""
+    return ModuleNames(roots=tuple(sorted({root for f in files if (root := corpus_root(f)) is not None})))
+
+
+def module_root_options(files) -> list[str]:
+    """`--module-root` options for the corpora of `files`, as an `adopter` command takes them."""
+    return [option for root in corpus_modules(files).roots for option in ("--module-root", str(root))]
 
 
 def is_transformers_model(path: PurePosixPath) -> bool:

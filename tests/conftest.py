@@ -37,14 +37,15 @@ def relation(code: str, name: str) -> set[tuple]:
 
 
 def misbehave_for(monkeypatch, module, function: str, name: str, behaviour) -> None:
-    """`module.function(path, ...)` first runs `behaviour()` for the file called `name` (the
-    forks of a run inherit the patch): a crash, a hang or a memory hog in one file's analysis."""
+    """`module.function(task, ...)` first runs `behaviour()` for the file called `name` (its
+    first argument a path, or a task with one; the forks of a run inherit the patch): a crash,
+    a hang or a memory hog in one file's analysis."""
     real = getattr(module, function)
 
-    def patched(path: Path, *args, **kwargs):
-        if path.name == name:
+    def patched(task, *args, **kwargs):
+        if getattr(task, "path", task).name == name:
             behaviour()
-        return real(path, *args, **kwargs)
+        return real(task, *args, **kwargs)
 
     monkeypatch.setattr(module, function, patched)
 

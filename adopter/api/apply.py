@@ -16,7 +16,7 @@ from adopter.records import Diagnostic
 from adopter.support.forks import FORK, Lifeline, Limits
 from adopter.records import Match
 from adopter.api.scan import scan
-from adopter.extract.sources import decode_source, read_bytes, source_encoding
+from adopter.extract.sources import ModuleNames, decode_source, read_bytes, source_encoding
 from adopter.rules.model import Rule
 
 
@@ -62,10 +62,12 @@ def patch_file(job: tuple):
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
-                 save_original_names: bool = False, limits: Limits = Limits()) -> ApplyReport:
-    """Scan `paths` (each file within `limits`) and compute every file's patch, in memory,
-    with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
-    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True)
+                 save_original_names: bool = False, limits: Limits = Limits(),
+                 modules: ModuleNames = ModuleNames()) -> ApplyReport:
+    """Scan `paths` (each file within `limits`, named as `modules` says) and compute every
+    file's patch, in memory, with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
+    scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True,
+                   modules=modules)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
@@ -105,6 +107,53 @@ def output_name(path: str, roots: list[str]) -> Path:
         if base.is_dir() and resolved.is_relative_to(base):
             return resolved.relative_to(base)
     return Path(resolved.name)
+
+
+@dataclass
+class Written:
+    """What `write_patches` did: the files it wrote (patched files and copies; not diffs),
+    the patches it could not write, and whether an interruption stopped it."""
+
+    files: list[str] = field(default_factory=list)
+    failures: list[Diagnostic] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def write_patches(report: ApplyReport, roots: list[str], write: bool = False, out: Path | None = None,
+                  patches: Path | None = None, backup: bool = True,
+                  show_diff: Callable[[str], None] | None = None) -> Written:
+    """Write each changed file's patch: in place (`write`, atomically, with `FILE.orig` unless
+    not `backup`), as a copy under `out`, as a `.diff` under `patches` (paths below the
+    argument in `roots` that holds the file), and hand each diff to `show_diff`. A file that
+    cannot be written is one diagnostic and the others go on; an interruption (Ctrl-C,
+    SIGTERM) stops after the file being written, and the result says which were."""
+    done = Written()
+    try:
+        for patch in (p for p in report.patches if p.changed):
+            text = unified_diff(patch)
+            if show_diff is not None:
+                show_diff(text)
+            try:
+                if patches is not None:
+                    atomic_write_text(patches / output_name(patch.path, roots).with_suffix(".diff"), text, patch.encoding)
+                if out is not None:
+                    atomic_write_text(out / output_name(patch.path, roots), patch.patched, patch.encoding)
+                    done.files.append(str(out / output_name(patch.path, roots)))
+                if write:
+                    write_in_place(patch, backup)
+                    done.files.append(patch.path)
+            except (OSError, UnicodeEncodeError) as error:
+                done.failures.append(Diagnostic(patch.path, None, None, f"not written: {write_error_reason(error)}"))
+    except KeyboardInterrupt:
+        done.interrupted = True
+    return done
+
+
+def write_error_reason(error: Exception) -> str:
+    """Why a write failed, in a few words."""
+    if isinstance(error, UnicodeEncodeError):
+        return f"the patched text does not fit the file's encoding {error.encoding}"
+    return error.strerror or str(error) if isinstance(error, OSError) else str(error)
 
 
 def write_in_place(patch, backup: bool) -> None:

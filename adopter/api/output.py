@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from urllib.parse import quote
 
 from adopter.records import Diagnostic, display_path
 from adopter.records import Match, NearMiss
 from adopter.rules.model import Rule
+from adopter.support.atomic import atomic_write_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -23,6 +24,11 @@ def render_matches(matches: list[Match], fmt: str, rules: list[Rule], diagnostic
     if fmt == "sarif":
         return json.dumps(sarif(matches, rules, diagnostics, near_misses), indent=2) + "\n"
     return table(matches) + (near_miss_table(near_misses) if near_misses else "")
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write a report atomically (a reader sees the old file or the new one); OSError if it cannot."""
+    atomic_write_text(path, text)
 
 
 def file_uri(path: str) -> str:

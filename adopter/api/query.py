@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import clingo
@@ -22,6 +23,7 @@ from adopter.datalog.engine import MAIN_PROGRAM, QUERY_PROGRAMS, known_relations
 
 _PROGRAMS = (MAIN_PROGRAM, *QUERY_PROGRAMS)  # the analyses, and the relations only queries read
 from adopter.extract.python_facts import FileFacts
+from adopter.extract.tables import read_tables
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,6 +118,15 @@ def _check_atom(text: str, symbol, known: dict[str, set[int]]) -> None:
     if arity not in known[name]:
         arities = " or ".join(map(str, sorted(known[name])))
         raise _invalid(text, f"`{name}` has {arities} arguments, not {arity}")
+
+
+def read_facts(folder: Path) -> list[FileFacts]:
+    """The facts of every file in fact tables `adopter facts --out` wrote. Raises AdopterError
+    when the folder holds none."""
+    if not (folder / "module.tsv").exists():
+        raise AdopterError(Diagnostic(str(folder), None, None,
+                                      f"no fact tables here (run `adopter facts PATH --out {folder}`)"))
+    return read_tables(folder)
 
 
 def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":

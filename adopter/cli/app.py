@@ -13,19 +13,13 @@ from typing import Iterable, List, Optional
 import typer
 
 from adopter.api import analysis
-from adopter.support.atomic import atomic_write_text
-from adopter.support.cache import DEFAULT_DIR as CACHE_DIR
-from adopter.records import AdopterError, Diagnostic, display_path
-from adopter.support.forks import Limits
-from adopter.datalog.engine import VARIANTS
-from adopter.extract.tables import read_tables
-from adopter.api.query import run_query
+from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames
+from adopter.api.output import render_matches, write_report
+from adopter.api.query import read_facts, run_query
+from adopter.api.rules import list_rules, load_rules, rule_source
 from adopter.api.scan import scan as run_scan
-from adopter.api.output import render_matches
-from adopter.rules.compiler import compile_rule
-from adopter.rules.registry import load_rules
-from adopter.extract.sources import facts_of_file
-from adopter.matches.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, model_structures
+from adopter.api.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, UnreadableFile, structures as find_structures
+from adopter.records import AdopterError, Diagnostic, display_path
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find where faster DL kernels apply in PyTorch model code, from source.")
@@ -74,6 +68,23 @@ def _limits(seconds: float, megabytes: int) -> Limits:
     return Limits(seconds or None, megabytes or None)
 
 
+MODULE_ROOT = typer.Option([], "--module-root", metavar="DIR", file_okay=False,
+                           help="Name each file under DIR by its path below it (`DIR/pkg/mod.py` is `pkg.mod`), "
+                                "instead of by its package folders; relative imports resolve against the name. "
+                                "May be repeated (the nearest root holding a file names it).")
+MODULE_MAP = typer.Option(None, "--module-map", metavar="FILE.tsv", dir_okay=False,
+                          help="Module names given per file: a TSV file with the header `file<TAB>module`, "
+                               "files relative to its folder.")
+
+
+def _modules(roots: List[Path], table: Optional[Path]) -> ModuleNames:
+    """How files are named, from --module-root and --module-map (exit 2 on a bad map)."""
+    try:
+        return ModuleNames.read_map(table, tuple(roots)) if table is not None else ModuleNames(tuple(roots))
+    except AdopterError as error:
+        _fail(error)
+
+
 def _report(diagnostic) -> None:
     """One diagnostic, one unwrapped line on stderr (`file:line:col: severity: reason`)."""
     sys.stderr.write(f"{diagnostic}\n")
@@ -84,29 +95,31 @@ def _fail(error: AdopterError) -> None:
     raise typer.Exit(2)
 
 
-def _reason(error: Exception) -> str:
-    if isinstance(error, UnicodeEncodeError):
-        return f"the patched text does not fit the file's encoding {error.encoding}"
-    return error.strerror or str(error) if isinstance(error, OSError) else str(error)
-
-
 def _fail_write(path: Path, error: OSError) -> None:
     """An output that cannot be written: one line, exit 2."""
-    _fail(AdopterError(Diagnostic(str(error.filename or path), None, None, f"cannot write: {_reason(error)}")))
+    _fail(AdopterError(Diagnostic(str(error.filename or path), None, None, f"cannot write: {error.strerror or error}")))
 
 
 @app.command()
 def facts(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
           out: Path = typer.Option(Path("build/facts"), "--out", help="Folder for the fact tables."),
           analyse: bool = typer.Option(True, "--analyse/--no-analyse", help="Also run the Datalog core."),
+          rules: List[str] = typer.Option([], "--rules", "-r", help="Also run these rules (ids, packs or .adopt "
+                                          "paths), caching their matches for a later scan."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
+          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
           file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Extract fact tables (one TSV per relation) and run the Datalog core on every file."""
+    cache_dir = None if no_cache else CACHE_DIR
     try:
-        result = analysis.run(paths, analyse=analyse, jobs=jobs, progress=_progress("facts"),
-                              cache_dir=None if no_cache else CACHE_DIR, tables=out,
-                              limits=_limits(file_timeout, file_memory))
+        chosen = load_rules(rules, cache_dir=cache_dir) if rules else None
+    except AdopterError as error:
+        _fail(error)
+    try:
+        result = analysis.run(paths, analyse=analyse, rules=chosen, jobs=jobs, progress=_progress("facts"),
+                              cache_dir=cache_dir, tables=out, limits=_limits(file_timeout, file_memory),
+                              modules=_modules(module_root, module_map))
     except OSError as error:
         _fail_write(out, error)
     for diagnostic in result.diagnostics:
@@ -131,12 +144,9 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
     if facts_dir is None and not sources:
         sys.stderr.write("query: error: give --facts DIR (from `adopter facts`) or --source FILE\n")
         raise typer.Exit(2)
-    if facts_dir is not None and not (facts_dir / "module.tsv").exists():
-        sys.stderr.write(f"{facts_dir}: error: no fact tables here (run `adopter facts PATH --out {facts_dir}`)\n")
-        raise typer.Exit(2)
     failed = 0
     try:
-        all_facts = read_tables(facts_dir) if facts_dir is not None else []
+        all_facts = read_facts(facts_dir) if facts_dir is not None else []
         if sources:
             result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
             for diagnostic in result.diagnostics:
@@ -162,12 +172,11 @@ def structures(file: Path = typer.Argument(..., help="A Python source file."),
                max_guards: int = typer.Option(DEFAULT_MAX_GUARDS, "--max-guards", help="Most guard conditions to enumerate."),
                show_guards: bool = typer.Option(False, "--guards", help="Print each path's guard assignment first.")):
     """Print every feasible model structure of a method, one per line."""
-    facts_, problem = facts_of_file(file)
-    if facts_ is None:
-        _report(problem)
-        raise typer.Exit(1)
     try:
-        found = model_structures(facts_, class_name, function, max_guards)
+        found = find_structures(file, class_name, function, max_guards)
+    except UnreadableFile as problem:
+        _report(problem.diagnostic)
+        raise typer.Exit(1)
     except AdopterError as error:
         _fail(error)
     for structure in found:
@@ -184,27 +193,25 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report here (atomically)."),
          jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (a cold run)."),
-         variant: str = typer.Option("full", "--variant", help="Analysis ablation, for evaluation: full, "
-                                     + ", ".join(VARIANTS) + "."),
          explain: bool = typer.Option(False, "--explain", help="Also report the near misses: where a rule's pattern "
                                       "is found but exactly one check fails, with that check and its evidence."),
+         module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location."""
-    if variant != "full" and variant not in VARIANTS:
-        _fail(AdopterError(Diagnostic("--variant", None, None, f"unknown variant {variant!r}")))
+    modules = _modules(module_root, module_map)
     cache_dir = None if no_cache else CACHE_DIR
     try:
         chosen = load_rules(rules or None, cache_dir=cache_dir)
     except AdopterError as error:
         _fail(error)
-    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir, variant=variant,
-                      limits=_limits(file_timeout, file_memory), explain=explain)
+    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir,
+                      limits=_limits(file_timeout, file_memory), explain=explain, modules=modules)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     text = render_matches(result.matches, fmt.value, chosen, result.diagnostics, result.near_misses)
     if output is not None:
         try:
-            atomic_write_text(output, text)
+            write_report(output, text)
         except OSError as error:
             _fail_write(output, error)
     else:
@@ -232,16 +239,17 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           save_original_names: bool = typer.Option(False, "--save-original-names",
                                                    help="Where a kernel renames parameters, also save them under "
                                                         "their original names (checkpoints the unpatched model reads)."),
+          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
           file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
-    from adopter.api.apply import output_name, plan_patches, unified_diff, write_in_place
+    from adopter.api.apply import plan_patches, write_patches
+    from adopter.api.options import KERNEL_SETS, LEFT_OUT
 
     if not (diff or write or out or patches):
         _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
-    from adopter.rewrite.kernel_sets import KERNEL_SETS, LEFT_OUT
-
     if kernels not in KERNEL_SETS:
         _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))
+    modules = _modules(module_root, module_map)
     cache_dir = None if no_cache else CACHE_DIR
     try:
         chosen = load_rules(rules or None, cache_dir=cache_dir)
@@ -249,7 +257,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
         _fail(error)
     report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
                           kernels=kernels, save_original_names=save_original_names,
-                          limits=_limits(file_timeout, file_memory))
+                          limits=_limits(file_timeout, file_memory), modules=modules)
     for diagnostic in report.diagnostics:
         _report(diagnostic)
     left_out: dict[tuple[str, str], int] = {}
@@ -260,51 +268,19 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
             sys.stderr.write(f"{display_path(match.file)}:{match.line}: {match.rule}: not rewritten: {reason}\n")
     for (rule, reason), count in sorted(left_out.items()):
         sys.stderr.write(f"{rule}: {count} matches not rewritten, {reason} (`--kernels torch` rewrites them)\n")
-    changed = [p for p in report.patches if p.changed]
-    written: list[str] = []  # files this run wrote (for --write or --out), reported when interrupted
-    not_written = 0
-    try:
-        for patch in changed:
-            text = unified_diff(patch)
-            if diff:
-                sys.stdout.write(text)
-            try:
-                if patches is not None:
-                    atomic_write_text(patches / output_name(patch.path, paths).with_suffix(".diff"), text, patch.encoding)
-                if out is not None:
-                    atomic_write_text(out / output_name(patch.path, paths), patch.patched, patch.encoding)
-                    written.append(str(out / output_name(patch.path, paths)))
-                if write:
-                    write_in_place(patch, backup)
-                    written.append(patch.path)
-            except (OSError, UnicodeEncodeError) as error:
-                _report(Diagnostic(patch.path, None, None, f"not written: {_reason(error)}"))
-                not_written += 1
-    except KeyboardInterrupt:
-        sys.stderr.write(f"interrupted: {len(written)} files written" + (":" if written else "") + "\n")
-        for name in written:
+    written = write_patches(report, paths, write=write, out=out, patches=patches, backup=backup,
+                            show_diff=sys.stdout.write if diff else None)
+    for failure in written.failures:
+        _report(failure)
+    if written.interrupted:
+        sys.stderr.write(f"interrupted: {len(written.files)} files written" + (":" if written.files else "") + "\n")
+        for name in written.files:
             sys.stderr.write(f"  {display_path(name)}\n")
         raise typer.Exit(130)
-    sys.stderr.write(f"{report.applied} patches in {len(changed)} files, {len(report.refused)} matches not rewritten, "
-                     f"{report.failed + not_written} files failed\n")
-    raise typer.Exit(1 if report.failed or not_written else 0)
-
-
-@app.command()
-def verify(sets: Optional[str] = typer.Option(None, "--sets", help="Comma-separated rule ids (default: every rule, then all)."),
-           python: Path = typer.Option(Path(".venv-verify/bin/python"), "--python",
-                                       help="Interpreter with torch and transformers==4.34.0 (`make verify-setup`).")):
-    """Run every patched zoo file (from `make patch`) against its original, in eval and
-    training mode: build/verify/<rule>.tsv per patch and build/verify/summary.tsv."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    interpreter = python if python.is_absolute() else root / python
-    if not interpreter.is_file():
-        _fail(AdopterError(Diagnostic("verify", str(interpreter), None,
-                                      "no verification interpreter: run `make verify-setup` or pass --python")))
-    command = [str(interpreter), "-m", "evaluation.verify.patches"] + (["--sets", sets] if sets else [])
-    raise typer.Exit(subprocess.call(command, cwd=root))
+    changed = sum(1 for p in report.patches if p.changed)
+    sys.stderr.write(f"{report.applied} patches in {changed} files, {len(report.refused)} matches not rewritten, "
+                     f"{report.failed + len(written.failures)} files failed\n")
+    raise typer.Exit(1 if report.failed or written.failures else 0)
 
 
 rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)
@@ -315,9 +291,8 @@ app.add_typer(rules_app, name="rules")
 def rules_list():
     """The bundled rules: id (`<id>.<shape>` for another code shape of a rule), pack (`--rules PACK`
     selects one) and what each finds."""
-    for rule in load_rules():
-        summary = rule.doc.splitlines()[0].removeprefix("What it does:").strip() if rule.doc else ""
-        print(f"{rule.key}\t{Path(rule.path).parent.name}\t{summary}")
+    for rule in list_rules():
+        print(f"{rule.key}\t{rule.pack}\t{rule.summary}")
 
 
 @rules_app.command("show")
@@ -325,10 +300,10 @@ def rules_show(rule_id: str = typer.Argument(..., help="A rule id or .adopt path
                datalog: bool = typer.Option(False, "--datalog", help="Print the generated Datalog.")):
     """Print a rule's source, or the Datalog it compiles to (each of its files, for a rule of several shapes)."""
     try:
-        rules = load_rules([rule_id])
+        text = rule_source(rule_id, datalog)
     except AdopterError as error:
         _fail(error)
-    print("\n".join(compile_rule(rule) if datalog else Path(rule.path).read_text() for rule in rules), end="")
+    print(text, end="")
 
 
 def _terminate(signum, _frame) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from adopter.extract.coverage import MODELLED_TYPES
 from adopter.extract.mentions import quiet_runs
@@ -46,22 +47,6 @@ class FileFacts:
         return sum(len(r) for r in self.rows.values())
 
 
-def module_qname(path: str) -> str:
-    """A module's dotted name guessed from its path alone, for a file outside any package
-    folder: the path from a `transformers/models/` folder on (`.../transformers/models/
-    deprecated/nat/modeling_nat.py`), else `transformers.models.<m>.modeling_<m>` for a zoo
-    file, else the file's stem."""
-    parts = path.replace("\\", "/").split("/")
-    stem = parts[-1].removesuffix(".py")
-    roots = [i for i in range(len(parts) - 2) if parts[i:i + 2] == ["transformers", "models"]]
-    if roots:
-        return ".".join(parts[roots[-1]:-1] + [stem])
-    match = re.fullmatch(r"modeling_(\w+)", stem)
-    if match:
-        return f"transformers.models.{match.group(1)}.{stem}"
-    return stem
-
-
 def resolve_relative(module: str, level: int, target: str | None) -> str:
     """`from ..x import y` inside `module` -> the absolute module of `x` (lexical only)."""
     if level == 0:
@@ -77,7 +62,7 @@ class FactExtractor:
         # lines as `ast` counts them: str.splitlines also breaks at form feeds and other separators
         self.lines = _LINE_BREAK.split(source)
         self.facts = FileFacts(path)
-        self.module = module or module_qname(path)
+        self.module = module or PurePath(path).stem
         self._next_id = 0
         self._function = 0
         self._exit = 0

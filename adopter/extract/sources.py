@@ -10,10 +10,11 @@ import io
 import os
 import sys
 import tokenize
+from dataclasses import dataclass
 from pathlib import Path
 
-from adopter.records import Diagnostic
-from adopter.extract.python_facts import FileFacts, extract_source, module_qname
+from adopter.records import AdopterError, Diagnostic
+from adopter.extract.python_facts import FileFacts, extract_source
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # the largest zoo file is ~0.2 MB; beyond this is not model code
 
@@ -87,18 +88,57 @@ def decode_source(data: bytes, path: Path) -> tuple[str | None, Diagnostic | Non
         return None, Diagnostic(str(path), line, None, f"not {name} (byte 0x{data[error.start]:02x} at offset {error.start})")
 
 
-def module_name(path: Path) -> str:
-    """The dotted name Python imports the file by: its package's path from the topmost
+def module_name(path: Path, root: Path | None = None) -> str:
+    """The dotted name Python imports the file by: with `root`, its path below `root`
+    (`src/pkg/mod.py` under `src` is `pkg.mod`); else its package's path from the topmost
     folder holding an `__init__.py` (so `from ..x import y` resolves as Python does); for a
-    file outside any package, the name guessed from its path (`module_qname`)."""
+    file outside any package, its stem."""
+    if root is not None:
+        relative = path.absolute().relative_to(root.absolute()).with_suffix("")
+        parts = list(relative.parts[:-1] if relative.name == "__init__" else relative.parts)
+        return ".".join(parts)
     folder = path.absolute().parent
-    if not _is_package(folder):
-        return module_qname(str(path))
     parts = [] if path.stem == "__init__" else [path.stem]
     while _is_package(folder) and folder.name:
         parts.insert(0, folder.name)
         folder = folder.parent
-    return ".".join(parts)
+    return ".".join(parts) or path.stem
+
+
+@dataclass(frozen=True)
+class ModuleNames:
+    """How each file's dotted module name is found: a name given for it (`names`, by the
+    file's absolute path: `--module-map`), else its path below the nearest of `roots` that
+    holds it (`--module-root`), else its package folders, else its stem (`module_name`)."""
+
+    roots: tuple[Path, ...] = ()
+    names: tuple[tuple[str, str], ...] = ()
+
+    def of(self, path: Path) -> str:
+        given = dict(self.names).get(str(path.absolute()))
+        if given is not None:
+            return given
+        holding = [root for root in self.roots if path.absolute().is_relative_to(root.absolute())]
+        return module_name(path, max(holding, key=lambda root: len(root.absolute().parts)) if holding else None)
+
+    @classmethod
+    def read_map(cls, table: Path, roots: tuple[Path, ...] = ()) -> "ModuleNames":
+        """A module map: a TSV file with the header `file<TAB>module` and one row per file, a
+        relative `file` being relative to the table's folder. Raises AdopterError at a bad row."""
+        try:
+            lines = table.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise AdopterError(Diagnostic(str(table), None, None, f"cannot read the module map: {error}")) from None
+        if not lines or lines[0].split("\t") != ["file", "module"]:
+            raise AdopterError(Diagnostic(str(table), 1, None, "a module map starts with the header `file<TAB>module`"))
+        names = []
+        for number, line in enumerate(lines[1:], 2):
+            fields = line.split("\t")
+            if len(fields) != 2 or not all(fields) or not all(part.isidentifier() for part in fields[1].split(".")):
+                raise AdopterError(Diagnostic(str(table), number, None,
+                                              "expected `file<TAB>dotted.module.name` (two columns)"))
+            names.append((str((table.parent / fields[0]).absolute()), fields[1]))
+        return cls(roots, tuple(names))
 
 
 def _is_package(folder: Path) -> bool:
@@ -124,12 +164,13 @@ def extract_text(text: str, path: Path, module: str | None = None) -> tuple[File
         return None, Diagnostic(str(path), None, None, f"cannot parse: {error}")
 
 
-def facts_of_file(path: Path) -> tuple[FileFacts | None, Diagnostic | None]:
-    """Read, decode and extract one file; a diagnostic says why not (or warns, with facts)."""
+def facts_of_file(path: Path, module: str | None = None) -> tuple[FileFacts | None, Diagnostic | None]:
+    """Read, decode and extract one file (as the module `module`, default `module_name(path)`);
+    a diagnostic says why not (or warns, with facts)."""
     data, problem = read_bytes(path)
     if problem:
         return None, problem
     text, problem = decode_source(data, path)
     if problem:
         return None, problem
-    return extract_text(text, path)
+    return extract_text(text, path, module)

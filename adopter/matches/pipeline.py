@@ -25,7 +25,7 @@ from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match, NearMiss
 from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, REPORTED, matches_from_model, near_misses_from_model, rules_program,
                                    unmodelled_warnings)
-from adopter.extract.sources import decode_source, extract_text, module_name, read_bytes
+from adopter.extract.sources import ModuleNames, decode_source, extract_text, read_bytes
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
 from adopter.datalog import batch
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, prepare, retain_controls, solve
@@ -56,42 +56,67 @@ class FileAnalysis:
         return any(d.severity == "error" for d in self.diagnostics)
 
 
-def analyse_file(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
-                 cache: ResultCache, variant: str = "full", render_tables: bool = False, layout: bool = False,
-                 explain: bool = False, only_cached: bool = False) -> FileAnalysis | None:
+@dataclass(frozen=True)
+class Request:
+    """What a run asks of every file: the facts (as rows, or as TSV rows with `render_tables`),
+    the core summary, the matches of `rules` (with each match's layout, what `apply` needs,
+    with `layout`; and the near misses with `explain`), under the analyses' `variant`."""
+
+    rules: list[Rule] | None
+    want_summary: bool
+    want_facts: bool
+    cache: ResultCache
+    variant: str = "full"
+    render_tables: bool = False
+    layout: bool = False
+    explain: bool = False
+    program: str = ""  # the rules compiled (`rules_program`), once per run
+
+    @classmethod
+    def of(cls, rules: list[Rule] | None, *args, **kwargs) -> "Request":
+        return cls(rules, *args, **kwargs, program=rules_program(rules) if rules else "")
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """One file of a run: its path, the dotted module name it is analysed as (relative imports
+    resolve against it), and the run's request."""
+
+    path: Path
+    module: str
+    request: Request
+
+
+def analyse_file(task: FileTask, only_cached: bool = False) -> FileAnalysis | None:
     """Analyse one file; with `only_cached`, return None unless everything wanted is cached.
     With `render_tables`, the facts come back as TSV rows (`tables`, without the file
-    column: `tables.with_file_column` adds it), not as rows; with
-    `layout`, each match carries its layout (what `apply` needs); with `explain`, the near misses
-    come too."""
-    begun = _begin(path, rules, program, want_summary, want_facts, cache, variant, render_tables, layout, explain,
-                   only_cached)
+    column: `tables.with_file_column` adds it), not as rows."""
+    begun = _begin(task, only_cached)
     if not isinstance(begun, _Pending):
         return begun
+    request = task.request
     try:
-        solved = _solve(begun.facts, rules, program, "summary" in begun.missing, "matches" in begun.missing, variant,
-                        layout, explain)
+        solved = _solve(begun.facts, request, "summary" in begun.missing, "matches" in begun.missing)
     except RuntimeError as error:
         return begun.failed(error)
-    return _finish(begun, solved, cache)
+    return _finish(begun, solved, request.cache)
 
 
-def analyse_batch(tasks: list[tuple]) -> list[FileAnalysis]:
-    """`analyse_file` of several files (its arguments, one tuple per file, the same but for the
-    path), the ones that need clingo in one run of it (adopter/datalog/batch.py): for small
-    files, whose analysis is mostly what every run pays before any fact."""
-    begun = [_begin(*task) for task in tasks]
+def analyse_batch(tasks: list[FileTask]) -> list[FileAnalysis]:
+    """`analyse_file` of several files of one request, the ones that need clingo in one run
+    of it (adopter/datalog/batch.py): for small files, whose analysis is mostly what every
+    run pays before any fact."""
+    begun = [_begin(task) for task in tasks]
     pending = [b for b in begun if isinstance(b, _Pending)]
     if pending:
-        _path, rules, program, _summary, _facts, cache, variant, _tables, layout, explain = tasks[0][:10]
+        request = tasks[0].request
         summary = any("summary" in p.missing for p in pending)
         matches = any("matches" in p.missing for p in pending)
         try:
-            solved = _solve_batch([p.facts for p in pending], rules, program, summary, matches, variant, layout,
-                                  explain)
+            solved = _solve_batch([p.facts for p in pending], request, summary, matches)
         except RuntimeError as error:
             solved = [error] * len(pending)
-        done = {id(p): p.failed(s) if isinstance(s, RuntimeError) else _finish(p, s, cache)
+        done = {id(p): p.failed(s) if isinstance(s, RuntimeError) else _finish(p, s, request.cache)
                 for p, s in zip(pending, solved)}
         begun = [done.get(id(b), b) for b in begun]
     return begun
@@ -114,11 +139,13 @@ class _Pending:
         return self.result
 
 
-def _begin(path: Path, rules: list[Rule] | None, program: str, want_summary: bool, want_facts: bool,
-           cache: ResultCache, variant: str = "full", render_tables: bool = False, layout: bool = False,
-           explain: bool = False, only_cached: bool = False) -> FileAnalysis | _Pending | None:
+def _begin(task: FileTask, only_cached: bool = False) -> FileAnalysis | _Pending | None:
     """A file's analysis up to clingo: its cached results, else its facts (extracted and
     cached); a finished analysis when nothing is left to solve (or the file failed)."""
+    path, module, request = task.path, task.module, task.request
+    rules, program, cache, variant = request.rules, request.program, request.cache, request.variant
+    want_summary, want_facts, render_tables = request.want_summary, request.want_facts, request.render_tables
+    layout, explain = request.layout, request.explain
     start = time.perf_counter()
     result = FileAnalysis(str(path))
     data, problem = read_bytes(path)
@@ -129,7 +156,6 @@ def _begin(path: Path, rules: list[Rule] | None, program: str, want_summary: boo
     # the row count) when tables are asked: rendered once, and text is cheap to write and to read
     facts_kind = "tables" if render_tables else "facts"
     # (the dotted name resolves relative imports: the same text in another package is another analysis)
-    module = module_name(path)
     if cache.folder is None:  # keys hash the file and all of Adopter's code: skip when nothing is cached
         keys = dict.fromkeys((facts_kind, "summary", "matches"), "")
     else:
@@ -256,58 +282,51 @@ def _outputs(model, facts: FileFacts, rules, summary: bool, matches: bool, layou
     return out
 
 
-def _solve(facts: FileFacts, rules, program: str, summary: bool, matches: bool, variant: str,
-           layout: bool = False, explain: bool = False) -> dict:
+def _solve(facts: FileFacts, request: Request, summary: bool, matches: bool) -> dict:
     """One clingo run for the core summary and/or the rules' matches (with their layouts)."""
-    programs, extra, parts, keep = _plan(program, summary, matches, layout, explain)
-    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
-    return _outputs(model, facts, rules, summary, matches, layout, explain)
+    programs, extra, parts, keep = _plan(request.program, summary, matches, request.layout, request.explain)
+    model = solve(facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=request.variant)
+    return _outputs(model, facts, request.rules, summary, matches, request.layout, request.explain)
 
 
-def _solve_batch(all_facts: list[FileFacts], rules, program: str, summary: bool, matches: bool, variant: str,
-                 layout: bool = False, explain: bool = False) -> list[dict]:
+def _solve_batch(all_facts: list[FileFacts], request: Request, summary: bool, matches: bool) -> list[dict]:
     """`_solve` of several files in one clingo run."""
-    programs, extra, parts, keep = _plan(program, summary, matches, layout, explain)
-    models = batch.solve(all_facts, extra_program=extra, parts=parts, programs=programs, keep=keep, variant=variant)
-    return [_outputs(model, facts, rules, summary, matches, layout, explain) for model, facts in zip(models, all_facts)]
+    programs, extra, parts, keep = _plan(request.program, summary, matches, request.layout, request.explain)
+    models = batch.solve(all_facts, extra_program=extra, parts=parts, programs=programs, keep=keep,
+                         variant=request.variant)
+    return [_outputs(model, facts, request.rules, summary, matches, request.layout, request.explain)
+            for model, facts in zip(models, all_facts)]
 
 
-def _analyse(args) -> FileAnalysis:
-    return analyse_file(*args)
-
-
-def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, want_facts: bool,
-              jobs: int | None = None, progress: Callable[[Iterable, int], Iterable] | None = None,
-              cache_dir: Path | None = None, variant: str = "full",
-              render_tables: bool = False, limits: Limits = Limits(),
-              layout: bool = False, explain: bool = False) -> tuple[list[FileAnalysis], list[Diagnostic]]:
-    """Analyse `files` (in parallel when there are several and `jobs` allows); see
-    `analyse_file` for `render_tables`, `layout` and `explain`. A file over `limits` fails alone: with a limit, every
-    file is analysed in a child process, which the limit stops. Returns each file's analysis
-    and the run's own problems (a cache that cannot be used or written: one warning, the run
-    goes on)."""
-    program = rules_program(rules) if rules else ""
-    cache = ResultCache(cache_dir)
+def run_files(files: list[Path], request: Request, jobs: int | None = None,
+              progress: Callable[[Iterable, int], Iterable] | None = None, limits: Limits = Limits(),
+              modules: ModuleNames = ModuleNames()) -> tuple[list[FileAnalysis], list[Diagnostic]]:
+    """Analyse `files` as `request` asks (in parallel when there are several and `jobs`
+    allows), each as the module `modules` names. A file over `limits` fails alone: with a
+    limit, every file is analysed in a child process, which the limit stops. Returns each
+    file's analysis and the run's own problems (a cache that cannot be used or written: one
+    warning, the run goes on)."""
+    program, rules, cache = request.program, request.rules, request.cache
     jobs = jobs or os.cpu_count() or 1
     # largest files first, so no worker is left with a big file at the end; results are
     # returned in the callers' order
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
-    tasks = [(files[i], rules, program, want_summary, want_facts, cache, variant, render_tables, layout, explain) for i in order]
+    tasks = [FileTask(files[i], modules.of(files[i]), request) for i in order]
     # cache hits are answered here; only the misses go to worker processes (or run here,
     # when there is one: forking for it costs more than it saves)
-    hits = {} if cache.folder is None else {i: analyse_file(*task, only_cached=True) for i, task in zip(order, tasks)}
+    hits = {} if cache.folder is None else {i: analyse_file(task, only_cached=True) for i, task in zip(order, tasks)}
     todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
     failed_batches: list[tuple] = []
     if todo and (limits or jobs > 1 and len(todo) > 1):
         # every fork starts from a control with the programs already loaded (for a file that
         # misses all it asks for, as in a cold run; another file loads its own)
         prepare(*_programs(program, rules is not None))
-        units = _units([task for _, task in todo], rules is not None or want_summary)
+        units = _units([task for _, task in todo], rules is not None or request.want_summary)
         if any(len(unit) > 1 for unit in units):  # its text now, once; each batch's fork loads it
             batch.program(*_programs(program, rules is not None))
         computed = _forked([task for _, task in todo], units, min(jobs, len(units)), limits, failed_batches)
     else:
-        computed = enumerate(_analyse(task) for _, task in todo)
+        computed = enumerate(analyse_file(task) for _, task in todo)
     positions: list[int] = []
 
     def stream():
@@ -320,7 +339,7 @@ def run_files(files: list[Path], rules: list[Rule] | None, want_summary: bool, w
     for position, result in zip(positions, done):
         results[position] = result
     problem = cache.problem or next((r.cache_problem for r in results if r.cache_problem), None)
-    problems = [Diagnostic(str(cache_dir), None, None, problem, "warning")] if problem else []
+    problems = [Diagnostic(str(cache.requested), None, None, problem, "warning")] if problem else []
     if failed_batches:  # (each file was analysed again alone: its own result says whether it fails)
         problems.append(Diagnostic(str(failed_batches[0][0]), None, None,
                                    f"{len(failed_batches)} batch(es) of small files failed and were analysed file by "
@@ -354,7 +373,7 @@ BATCH_MIN_FILES = 16
 def _units(tasks: list, solving: bool) -> list[list[int]]:
     """The tasks (positions in `tasks`, largest file first) each fork runs: one file, or a
     batch of small ones, when clingo is to run at all (`solving`)."""
-    small = [i for i, task in enumerate(tasks) if solving and _size(task[0]) <= BATCH_FILE_BYTES]
+    small = [i for i, task in enumerate(tasks) if solving and _size(task.path) <= BATCH_FILE_BYTES]
     if len(small) < BATCH_MIN_FILES:
         return [[i] for i in range(len(tasks))]
     batched = set(small)
@@ -362,7 +381,7 @@ def _units(tasks: list, solving: bool) -> list[list[int]]:
     unit, size = [], 0
     for i in small:
         unit.append(i)
-        size += _size(tasks[i][0])
+        size += _size(tasks[i].path)
         if len(unit) == BATCH_FILES or size >= BATCH_BYTES:
             units.append(unit)
             unit, size = [], 0
@@ -381,7 +400,7 @@ def _forked(tasks: list, units: list[list[int]], workers: int, limits: Limits, f
             yield from zip(units[index], value)
         elif len(units[index]) > 1:
             again += units[index]
-            failed_batches.append((tasks[units[index][0]][0], len(units[index]),
+            failed_batches.append((tasks[units[index][0]].path, len(units[index]),
                                    _failure(tasks[units[index][0]], value).diagnostics[0].message))
         else:
             yield units[index][0], _failure(tasks[units[index][0]], value)
@@ -390,8 +409,8 @@ def _forked(tasks: list, units: list[list[int]], workers: int, limits: Limits, f
             yield again[index], value[0] if ok else _failure(tasks[again[index]], value)
 
 
-def _failure(task, why) -> FileAnalysis:
-    path = str(task[0])
+def _failure(task: FileTask, why) -> FileAnalysis:
+    path = str(task.path)
     why = _stopped(why) if isinstance(why, Stopped) else f"analysis failed: {why.strip()}"
     return FileAnalysis(path, [Diagnostic(path, None, None, why)])
 
@@ -402,9 +421,9 @@ def _stopped(stop: Stopped) -> str:
     return f"analysis stopped: needed more than {stop.value:g} MB of memory (--file-memory)"
 
 
-def _analyse_unit_and_exit(tasks: list) -> list[FileAnalysis]:
+def _analyse_unit_and_exit(tasks: list[FileTask]) -> list[FileAnalysis]:
     retain_controls()  # this process ends with its files
-    return [analyse_file(*tasks[0])] if len(tasks) == 1 else analyse_batch(tasks)
+    return [analyse_file(tasks[0])] if len(tasks) == 1 else analyse_batch(tasks)
 
 
 def _size(path: Path) -> int:

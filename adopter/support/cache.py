@@ -110,7 +110,7 @@ class ResultCache:
     is not used."""
 
     def __init__(self, folder: Path | None):
-        self.folder = folder
+        self.folder = self.requested = folder  # (folder becomes None when it cannot be used)
         self.problem: str | None = None
         if folder is not None:
             self.problem = _prepare(folder)

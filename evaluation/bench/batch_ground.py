@@ -21,7 +21,8 @@ from pathlib import Path
 
 from adopter.datalog import batch
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, prepare, relations_read
-from adopter.extract.sources import extract_text, module_name
+from adopter.extract.sources import extract_text
+from evaluation.zoo import module_of
 from adopter.matches.build import REPORTED, rules_program
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
 from adopter.rules.registry import load_rules
@@ -52,7 +53,7 @@ def measure(files: list[Path], check: bool) -> dict:
     programs = (MAIN_PROGRAM, *MATCH_PROGRAMS)
     rules_text = rules_program(load_rules())
     parts = forward_structure_parts(SUMMARY_MAX_GUARDS)
-    all_facts = [extract_text(f.read_text(), f, module_name(f))[0] for f in files]
+    all_facts = [extract_text(f.read_text(), f, module_of(f))[0] for f in files]
     single_cpu, single = 0.0, {}
     for index, facts in enumerate(all_facts):
         terms = fact_terms(facts, relations_read(programs, rules_text))

@@ -45,6 +45,7 @@ from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_par
 from adopter.datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
 from adopter.rules.registry import load_rules
 from evaluation.bench.measure import write_table
+from evaluation.zoo import module_of
 
 STRUCTURES = forward_structure_parts(SUMMARY_MAX_GUARDS)
 
@@ -82,7 +83,7 @@ def run_step(files: list[Path], step: int, count_atoms: bool = False) -> dict[st
     steps = datalog_steps()
     relations = relations_read(steps[-1][1], steps[-1][2])  # every step loads the same facts
     for path, text in sources:
-        facts = extract_text(text, path)[0]
+        facts = extract_text(text, path, module_of(path))[0]
         if step >= 3 and facts is not None:
             terms = fact_terms(facts, relations)
             if step >= 4:
@@ -101,7 +102,6 @@ def worker_child(files: list[Path]) -> None:
     """Under callgrind (`worker_instructions`): prepare as `adopter facts` does, then analyse each
     file in a fork, marking its steps with `getppid` (counts zeroed) and `getpgrp` (counts dumped)."""
     from adopter.datalog import engine
-    from adopter.extract.sources import module_name
     from adopter.matches import pipeline
 
     rules = load_rules()
@@ -126,7 +126,7 @@ def worker_child(files: list[Path]) -> None:
             os.getppid()
             ast.parse(text)
             os.getpgrp()
-            facts = extract_text(text, path, module_name(path))[0]
+            facts = extract_text(text, path, module_of(path))[0]
             real_ground = engine.ground
 
             def ground_then_mark(*args, **kwargs):

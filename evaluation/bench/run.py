@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from evaluation.bench.measure import median, run, write_table
+from evaluation.zoo import MODULES_NAME
 
 ADOPTER = [sys.executable, "-m", "adopter"]
 
@@ -35,9 +36,16 @@ def parse_seconds(files: list[Path]) -> float:
     return time.perf_counter() - start
 
 
+def module_map_option(folder: Path) -> list[str]:
+    """`--module-map` for a zoo folder that has one (`make zoo` writes it), as `make facts match` pass it."""
+    table = folder / MODULES_NAME
+    return ["--module-map", str(table)] if table.is_file() else []
+
+
 def main_path(zoo: Path, cache: Path, out: Path, extra: list[str] = ()) -> tuple[float, float]:
     """`adopter facts ZOO && adopter scan ZOO` (what `make facts && make match` run)."""
     env = {"ADOPTER_CACHE": str(cache)}
+    extra = [*module_map_option(zoo), *extra]
     facts = run(ADOPTER + ["facts", str(zoo), "--out", str(out / "facts"), *extra], env)
     scan = run(ADOPTER + ["scan", str(zoo), "--format", "jsonl", "-o", str(out / "matches.jsonl"), *extra], env)
     if facts.returncode or scan.returncode:
@@ -64,23 +72,26 @@ def main(argv: list[str] | None = None) -> int:
             warm.append(main_path(args.zoo, cache, tmp))
         rows.append(("cold (facts + scan)", median([c[0] for c in cold]), max(c[1] for c in cold)))
         rows.append(("warm (facts + scan)", median([w[0] for w in warm]), max(w[1] for w in warm)))
-        scans = [run(ADOPTER + ["scan", str(args.zoo), "--no-cache", "--format", "jsonl", "-o", str(tmp / "m.jsonl")])
+        scans = [run(ADOPTER + ["scan", str(args.zoo), "--no-cache", "--format", "jsonl", "-o", str(tmp / "m.jsonl"),
+                                *module_map_option(args.zoo)])
                  for _ in range(args.repeat)]
         rows.append(("scan_cold (--no-cache)", median([s.seconds for s in scans]), max(s.peak_mib for s in scans)))
         # one changed file: a copy of the zoo, scanned once to fill the cache, then one file edited
         copy = tmp / "zoo"
         shutil.copytree(args.zoo, copy)
         env = {"ADOPTER_CACHE": str(tmp / "cache-edit")}
-        run(ADOPTER + ["scan", str(copy), "--format", "jsonl", "-o", str(tmp / "m.jsonl")], env)
+        named = module_map_option(copy)
+        run(ADOPTER + ["scan", str(copy), "--format", "jsonl", "-o", str(tmp / "m.jsonl"), *named], env)
         # (the zoo's BERT, or in another corpus its first file)
         changed = copy / ("modeling_bert.py" if (copy / "modeling_bert.py").exists() else files[0].relative_to(args.zoo))
         rescans, singles = [], []
         # these runs take under a second, where this VM's noise is largest: more of them
         for i in range(max(args.repeat, 7)):
             changed.write_text(changed.read_text() + f"\n# edit {i}\n")
-            rescans.append(run(ADOPTER + ["scan", str(copy), "--format", "jsonl", "-o", str(tmp / "m.jsonl")], env))
+            rescans.append(run(ADOPTER + ["scan", str(copy), "--format", "jsonl", "-o", str(tmp / "m.jsonl"), *named], env))
             changed.write_text(changed.read_text() + f"\n# edit {i}b\n")
-            singles.append(run(ADOPTER + ["scan", str(changed), "--format", "jsonl", "-o", str(tmp / "m1.jsonl")], env))
+            singles.append(run(ADOPTER + ["scan", str(changed), "--format", "jsonl", "-o", str(tmp / "m1.jsonl"), *named],
+                               env))
         rows.append(("rescan_one_changed (warm)", median([r.seconds for r in rescans]), max(r.peak_mib for r in rescans)))
         rows.append(("scan_one_file (changed)", median([r.seconds for r in singles]), max(r.peak_mib for r in singles)))
     frame = pd.DataFrame(rows, columns=["metric", "seconds", "peak_mib"])

@@ -147,3 +147,53 @@ def test_fact_tables_list_the_files_in_their_order_whatever_order_they_are_analy
     analysis.run([str(tmp_path)], jobs=2, cache_dir=None, tables=tmp_path / "facts")
     files = [line.split("\t")[0] for line in (tmp_path / "facts" / "call.tsv").read_text().splitlines()[1:]]
     assert list(dict.fromkeys(files)) == [str(tmp_path / name) for name in ("a.py", "b.py", "c.py", "d.py")]
+
+
+# a gated MLP whose activation comes from transformers' ACT2FN through a relative import: the
+# import resolves only when the file is named as the module it is in transformers
+ACT_FROM_PACKAGE = """
+from torch import nn
+from ...activations import ACT2FN
+class MLP(nn.Module):
+    def __init__(self, config):
+        self.dense = nn.Linear(4, 4)
+        self.act = ACT2FN[config.hidden_act]
+    def forward(self, x):
+        return self.act(self.dense(x))
+"""
+
+
+def test_module_root_and_module_map_name_files_outside_a_package(tmp_path):
+    folder = tmp_path / "corpus" / "transformers" / "models" / "mine"
+    folder.mkdir(parents=True)
+    (folder / "modeling_mine.py").write_text(ACT_FROM_PACKAGE)
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "modeling_mine.py").write_text(ACT_FROM_PACKAGE)
+    (tmp_path / "flat" / "MODULES.tsv").write_text("file\tmodule\nmodeling_mine.py\ttransformers.models.mine.modeling_mine\n")
+
+    def found(*args) -> list[str]:
+        result = run("scan", *args, "-r", "bias_gelu", "--format", "jsonl", "--no-cache", "-j", "1")
+        assert result.exit_code == 0, result.output
+        return [json.loads(line)["class"] for line in result.stdout.splitlines()]
+
+    assert found(folder) == []  # named `modeling_mine`: `...activations` does not resolve
+    assert found(folder, "--module-root", tmp_path / "corpus") == ["MLP"]
+    assert found(tmp_path / "flat") == []
+    assert found(tmp_path / "flat", "--module-map", tmp_path / "flat" / "MODULES.tsv") == ["MLP"]
+    (tmp_path / "bad.tsv").write_text("file module\n")
+    bad = run("scan", tmp_path / "flat", "--module-map", tmp_path / "bad.tsv")
+    assert bad.exit_code == 2 and "header" in bad.output
+
+
+def test_facts_runs_rules_only_when_asked(tmp_path):
+    from adopter.api import analysis
+    from adopter.api.rules import load_rules
+    from adopter.api.scan import scan
+
+    (tmp_path / "m.py").write_text(GOOD)
+    assert analysis.run([str(tmp_path / "m.py")], jobs=1, cache_dir=None).files[0].matches is None
+    # with --rules, their matches are cached too (the default cache), for a later scan of the same rules
+    result = run("facts", tmp_path / "m.py", "--out", tmp_path / "facts", "-j", "1", "-r", "softmax")
+    assert result.exit_code == 0, result.output
+    scanned = scan([str(tmp_path / "m.py")], load_rules(["softmax"]), jobs=1)
+    assert [f.cached for f in scanned.files] == [True] and len(scanned.matches) == 1

@@ -14,7 +14,10 @@ from typer.testing import CliRunner
 
 from adopter.matches import pipeline
 from adopter.cli.app import app
+from adopter.support.cache import ResultCache
 from adopter.support.forks import Limits, map_forked
+
+SUMMARY = pipeline.Request.of(None, want_summary=True, want_facts=False, cache=ResultCache(None))
 
 
 def _square_or_fail(n: int) -> int:
@@ -51,7 +54,7 @@ def test_a_crashing_file_fails_alone_in_a_parallel_scan(tmp_path, monkeypatch):
     bad = tmp_path / "bad.py"
     bad.write_text("y = 1\n")
     misbehave_for(monkeypatch, pipeline, "analyse_file", "bad.py", lambda: os._exit(9))
-    results, _ = pipeline.run_files([good, bad], None, want_summary=True, want_facts=False, jobs=2)
+    results, _ = pipeline.run_files([good, bad], SUMMARY, jobs=2)
     by_name = {Path(r.path).name: r for r in results}
     assert not by_name["good.py"].failed and by_name["good.py"].summary is not None
     assert by_name["bad.py"].failed
@@ -80,8 +83,8 @@ def _by_name(run) -> dict:
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_over_the_memory_limit_fails_alone(tmp_path, monkeypatch, jobs):
     _misbehaving(monkeypatch, "big.py", lambda: bytearray(400 * 2**20))
-    results = _by_name(pipeline.run_files(_two_files(tmp_path, "big.py"), None, want_summary=True, want_facts=False,
-                                          jobs=jobs, limits=Limits(megabytes=100)))
+    results = _by_name(pipeline.run_files(_two_files(tmp_path, "big.py"), SUMMARY, jobs=jobs,
+                                          limits=Limits(megabytes=100)))
     assert not results["good.py"].failed and results["good.py"].summary is not None
     [diagnostic] = results["big.py"].diagnostics
     assert diagnostic.message == "analysis stopped: needed more than 100 MB of memory (--file-memory)"
@@ -90,8 +93,8 @@ def test_a_file_over_the_memory_limit_fails_alone(tmp_path, monkeypatch, jobs):
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_over_the_time_limit_fails_alone(tmp_path, monkeypatch, jobs):
     _misbehaving(monkeypatch, "slow.py", lambda: time.sleep(600))
-    results = _by_name(pipeline.run_files(_two_files(tmp_path, "slow.py"), None, want_summary=True, want_facts=False,
-                                          jobs=jobs, limits=Limits(seconds=1)))
+    results = _by_name(pipeline.run_files(_two_files(tmp_path, "slow.py"), SUMMARY, jobs=jobs,
+                                          limits=Limits(seconds=1)))
     assert not results["good.py"].failed and results["good.py"].summary is not None
     [diagnostic] = results["slow.py"].diagnostics
     assert diagnostic.message == "analysis stopped: took longer than 1 s (--file-timeout)"

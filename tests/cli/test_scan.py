@@ -11,6 +11,7 @@ from adopter.api.scan import scan
 from evaluation.evaluate import GROUNDTRUTH
 from evaluation.metrics import model_of
 from adopter.rules.registry import load_rules
+from evaluation.zoo import zoo_modules
 
 CODE = """
 import torch.nn.functional as F
@@ -138,7 +139,7 @@ SAMPLE = ["bert", "dpt", "groupvit", "gpt2", "t5", "gpt_neo", "clap", "efficient
 
 def test_zoo_sample_matches_the_ground_truth_exactly(zoo):
     files = [str(zoo / f"modeling_{m}.py") for m in SAMPLE]
-    result = scan(files, load_rules(["paper"]), jobs=1)  # the ground truth covers the paper's rules
+    result = scan(files, load_rules(["paper"]), jobs=1, modules=zoo_modules(files))  # (the paper's rules: as the ground truth)
     assert result.failed == 0
     ours = {(model_of(m.file), m.rule, m.class_, m.line) for m in result.matches}
     truth = pd.read_csv(GROUNDTRUTH, sep="\t", keep_default_na=False)
@@ -148,10 +149,10 @@ def test_zoo_sample_matches_the_ground_truth_exactly(zoo):
 
 def test_results_are_identical_with_and_without_cache_and_parallelism(zoo, tmp_path):
     files = [str(zoo / f"modeling_{m}.py") for m in ("bert", "dpt", "gpt_neo", "clap")]
-    rules = load_rules()
-    cold_serial = scan(files, rules, jobs=1, cache_dir=None)
-    filled = scan(files, rules, jobs=2, cache_dir=tmp_path / "cache")
-    warm = scan(files, rules, jobs=2, cache_dir=tmp_path / "cache")
+    rules, modules = load_rules(), zoo_modules(files)
+    cold_serial = scan(files, rules, jobs=1, cache_dir=None, modules=modules)
+    filled = scan(files, rules, jobs=2, cache_dir=tmp_path / "cache", modules=modules)
+    warm = scan(files, rules, jobs=2, cache_dir=tmp_path / "cache", modules=modules)
     assert all(f.cached for f in warm.files) and not any(f.cached for f in filled.files)
     as_json = [[m.to_json() for m in r.matches] for r in (cold_serial, filled, warm)]
     assert as_json[0] == as_json[1] == as_json[2] and len(as_json[0]) > 10
@@ -168,7 +169,8 @@ def test_a_changed_file_is_reanalysed_and_its_neighbours_are_not(tmp_path):
 
 
 def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_the_sample(zoo):
-    result = scan([str(zoo / f"modeling_{m}.py") for m in ("t5", "llama", "bert")], load_rules(["modern"]), jobs=1)
+    files = [zoo / f"modeling_{m}.py" for m in ("t5", "llama", "bert")]
+    result = scan([str(f) for f in files], load_rules(["modern"]), jobs=1, modules=zoo_modules(files))
     found = {(model_of(m.file), m.rule, m.class_) for m in result.matches}
     # T5's attention is not scaled and Llama's transposes (2, 3) and takes a float32 softmax: other shapes
     assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm"),

@@ -114,6 +114,10 @@ def test_a_batch_gives_each_file_the_relations_its_own_run_gives():
     assert sum(len(model.ids("match_node")) for model in together) > 0  # (the sources match rules)
 
 
+def _request(rules) -> pipeline.Request:
+    return pipeline.Request.of(rules, want_summary=True, want_facts=False, cache=ResultCache(None))
+
+
 def _analysis(result) -> tuple:
     return (result.path, [str(d) for d in result.diagnostics], result.summary,
             [(m.rule, m.line, m.col) for m in result.matches or []], result.fact_count)
@@ -121,9 +125,9 @@ def _analysis(result) -> tuple:
 
 def test_analyse_batch_answers_each_file_as_analyse_file_does(tmp_path):
     rules = load_rules()
-    tasks = [(path, rules, rules_program(rules), True, True, ResultCache(None), "full", True, False, False)
-             for path in _write(tmp_path)]
-    alone = [pipeline.analyse_file(*task) for task in tasks]
+    request = pipeline.Request.of(rules, want_summary=True, want_facts=True, cache=ResultCache(None), render_tables=True)
+    tasks = [pipeline.FileTask(path, path.stem, request) for path in _write(tmp_path)]
+    alone = [pipeline.analyse_file(task) for task in tasks]
     together = pipeline.analyse_batch(tasks)
     assert [_analysis(r) for r in together] == [_analysis(r) for r in alone]
     assert [r.tables for r in together] == [r.tables for r in alone]
@@ -140,7 +144,7 @@ def test_small_files_are_batched_up_to_a_count_and_a_size(tmp_path, monkeypatch)
     tasks = []
     for i, size in enumerate(sizes):
         (tmp_path / f"f{i}.py").write_text("#" * size)
-        tasks.append((tmp_path / f"f{i}.py",))
+        tasks.append(pipeline.FileTask(tmp_path / f"f{i}.py", f"f{i}", None))
     assert pipeline._units(tasks, solving=True) == [[0], [1, 2, 3], [4, 5], [6, 7]]
     assert pipeline._units(tasks, solving=False) == [[i] for i in range(len(sizes))]  # facts alone: no clingo
     monkeypatch.setattr(pipeline, "BATCH_MIN_FILES", 8)
@@ -151,9 +155,9 @@ def test_the_files_of_a_failing_batch_are_analysed_again_each_alone(tmp_path, mo
     monkeypatch.setattr(pipeline, "BATCH_MIN_FILES", 2)
     paths = _write(tmp_path, copies=2)
     rules = load_rules()
-    expected = {Path(r.path).name: _analysis(r) for r in pipeline.run_files(paths, rules, True, False, jobs=1)[0]}
+    expected = {Path(r.path).name: _analysis(r) for r in pipeline.run_files(paths, _request(rules), jobs=1)[0]}
     misbehave_for(monkeypatch, pipeline, "_begin", "conv_1.py", lambda: os._exit(9))  # (`analyse_batch` calls `_begin`)
-    run, problems = pipeline.run_files(paths, rules, True, False, jobs=2)
+    run, problems = pipeline.run_files(paths, _request(rules), jobs=2)
     results = {Path(r.path).name: r for r in run}
     assert "worker process died (exit code 9)" in results["conv_1.py"].diagnostics[0].message
     [warning] = problems
@@ -166,9 +170,9 @@ def test_the_files_of_a_failing_batch_are_analysed_again_each_alone(tmp_path, mo
 def test_a_batched_run_finds_what_a_run_of_single_files_finds(tmp_path, monkeypatch, jobs):
     paths = _write(tmp_path, copies=4)  # 20 small files
     rules = load_rules()
-    run, problems = pipeline.run_files(paths, rules, True, False, jobs=jobs)
+    run, problems = pipeline.run_files(paths, _request(rules), jobs=jobs)
     assert problems == []  # no batch failed (its files would have been analysed again, alone)
     batched = [_analysis(r) for r in run]
     monkeypatch.setattr(pipeline, "BATCH_MIN_FILES", 10**6)
-    single = [_analysis(r) for r in pipeline.run_files(paths, rules, True, False, jobs=jobs)[0]]
+    single = [_analysis(r) for r in pipeline.run_files(paths, _request(rules), jobs=jobs)[0]]
     assert batched == single

@@ -108,7 +108,7 @@ def test_grounding_calls_cat_size_and_nth_on_clingos_symbols(backend):
 def test_both_backends_give_a_zoo_file_the_same_relations(zoo, monkeypatch):
     from adopter.extract.sources import facts_of_file
 
-    facts, _ = facts_of_file(zoo / "modeling_bert.py")
+    facts, _ = facts_of_file(zoo / "modeling_bert.py", "transformers.models.bert.modeling_bert")
     keep = {"dl_node", "node_type", "use_def_var", "ctx"}
     answers = {}
     for backend in BACKENDS:

@@ -8,10 +8,11 @@ from adopter.extract.tables import read_tables, write_tables
 from adopter.api.query import run_query
 from adopter.extract.sources import facts_of_file
 from adopter.matches.structures import model_structures
+from evaluation.zoo import zoo_module_name
 
 
 def structures(zoo, model: str, class_name: str) -> list[str]:
-    facts, problem = facts_of_file(zoo / f"modeling_{model}.py")
+    facts, problem = facts_of_file(zoo / f"modeling_{model}.py", zoo_module_name(f"modeling_{model}.py"))
     assert problem is None
     return [s.render() for s in model_structures(facts, class_name)]
 
@@ -50,7 +51,7 @@ def test_helper_nodes_show_inside_the_callers_structure(zoo):
 
 
 def test_fact_tables_round_trip_through_pandas(zoo, tmp_path):
-    facts, _ = facts_of_file(zoo / "modeling_bert.py")
+    facts, _ = facts_of_file(zoo / "modeling_bert.py", zoo_module_name("modeling_bert.py"))
     write_tables([facts], tmp_path)
     frame = pd.read_csv(tmp_path / "call.tsv", sep="\t")
     assert list(frame.columns) == ["file", "expr", "callee"] and len(frame) == len(facts.rows["call"])
@@ -71,7 +72,7 @@ def test_the_analyses_see_the_same_nodes_whatever_rules_are_loaded(zoo, model):
     from adopter.matches.build import rules_program
     from adopter.rules.registry import load_rules
 
-    facts, _ = facts_of_file(zoo / f"modeling_{model}.py")
+    facts, _ = facts_of_file(zoo / f"modeling_{model}.py", zoo_module_name(f"modeling_{model}.py"))
 
     def nodes(rules) -> dict[str, list[str]]:
         programs = (MAIN_PROGRAM, *MATCH_PROGRAMS) if rules is not None else (MAIN_PROGRAM,)

@@ -8,6 +8,7 @@ from evaluation.gate import FLOOR, regressions
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import load_groundtruth, location_summary, matches_frame
 from adopter.rules.registry import load_rules
+from evaluation.zoo import zoo_modules
 
 
 def summary(rows):
@@ -43,8 +44,9 @@ SAMPLE = ["bert", "gpt2", "dpt", "reformer"]  # reformer: two guard conflicts, o
 
 
 def sample_summary(zoo, variant):
-    result = scan([str(zoo / f"modeling_{m}.py") for m in SAMPLE], load_rules(), jobs=1, cache_dir=None,
-                  variant=variant)
+    files = [zoo / f"modeling_{m}.py" for m in SAMPLE]
+    result = scan([str(f) for f in files], load_rules(), jobs=1, cache_dir=None, variant=variant,
+                  modules=zoo_modules(files))
     truth = load_groundtruth(GROUNDTRUTH)
     rows, _ = location_summary(matches_frame(result.matches), truth[truth["model"].isin(SAMPLE)], RULE_ORDER)
     return rows

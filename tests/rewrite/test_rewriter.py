@@ -16,6 +16,8 @@ from adopter.api.apply import unified_diff
 from adopter.api.scan import scan
 from adopter.rewrite.patch import patch_source
 from adopter.rules.registry import bundled_rules, load_rules
+from evaluation.zoo import zoo_modules
+from evaluation.zoo_modern import corpus_modules, corpus_root
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -23,9 +25,11 @@ FIXTURES = {rule_id: files[0].with_suffix(".py") for rule_id, files in bundled_r
 RULE_IDS = sorted(FIXTURES)
 
 
-def patch_file(path: Path, rule_ids: list[str] | None = None, name: str | None = None):
+def patch_file(path: Path, rule_ids: list[str] | None = None, name: str | None = None, modules=None):
+    from adopter.api.options import ModuleNames
+
     rules = load_rules(rule_ids)
-    result = scan([str(path)], rules, jobs=1, layout=True)
+    result = scan([str(path)], rules, jobs=1, layout=True, modules=modules or ModuleNames())
     matches = result.matches
     return patch_source(name or str(path), path.read_text(), matches, {r.key: r for r in rules})
 
@@ -300,7 +304,7 @@ def test_a_match_in_an_attention_processor_is_found_and_not_rewritten(tmp_path):
 
 
 def test_dpt_residual_layer_keeps_the_plain_convolution_on_the_other_branch(zoo):
-    patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"])
+    patch = patch_file(zoo / "modeling_dpt.py", ["conv_batchnorm"], modules=zoo_modules([zoo / "modeling_dpt.py"]))
     tree = ast.parse(patch.patched)
     layer = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "DPTPreActResidualLayer")
     forward = next(n for n in layer.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
@@ -477,14 +481,16 @@ def test_save_original_names_is_emitted_only_when_asked(tmp_path):
     assert plain.patched.replace("})\n", "}, save_original=True)\n") == asked.patched
 
 
-def _applied_again(files: list[Path], copy_to, kernels: str) -> list:
+def _applied_again(files: list[Path], copy_to, kernels: str, names=None) -> list:
     """Patch `files` with every rule and `kernels`, write each changed file with `copy_to(path)`,
     patch the copies again: what the second pass still changes (nothing, if one decision per
-    location holds)."""
+    location holds). `names(files)` gives the files' module names (default: their packages')."""
     from adopter.api.apply import plan_patches
+    from adopter.api.options import ModuleNames
 
+    names = names or (lambda _files: ModuleNames())
     rules = load_rules()
-    first = plan_patches([str(f) for f in files], rules, kernels=kernels)
+    first = plan_patches([str(f) for f in files], rules, kernels=kernels, modules=names(files))
     assert first.failed == 0 and first.applied > 0
     again = []
     for patch in first.patches:
@@ -492,7 +498,7 @@ def _applied_again(files: list[Path], copy_to, kernels: str) -> list:
             copy = copy_to(Path(patch.path))
             copy.write_text(patch.patched)
             again.append(str(copy))
-    second = plan_patches(again, rules, kernels=kernels)
+    second = plan_patches(again, rules, kernels=kernels, modules=names(again))
     assert second.failed == 0
     return [(Path(p.path).name, [(m.rule, m.line) for m in p.applied]) for p in second.patches if p.changed]
 
@@ -514,28 +520,23 @@ def test_applying_twice_changes_nothing_on_a_zoo_sample(zoo, tmp_path, kernels):
     decides this; the kernel set only names the kernel, so every set runs on a sample and
     the whole zoo runs once, in the corpus tier."""
     files = [zoo / f"modeling_{m}.py" for m in ZOO_SAMPLE]
-    assert _applied_again(files, _zoo_copy(tmp_path / "once"), kernels) == []
+    assert _applied_again(files, _zoo_copy(tmp_path / "once"), kernels, zoo_modules) == []
 
 
 @pytest.mark.corpus
 def test_applying_twice_changes_nothing_on_the_zoo(zoo, tmp_path):
-    assert _applied_again(sorted(zoo.glob("modeling_*.py")), _zoo_copy(tmp_path / "once"), "torch") == []
+    assert _applied_again(sorted(zoo.glob("modeling_*.py")), _zoo_copy(tmp_path / "once"), "torch", zoo_modules) == []
 
 
 def _package_copy(tmp_path: Path):
-    """Where a modern file's patched copy goes: a copy of its package folders (their
-    `__init__.py` name the module, against which relative imports resolve)."""
-    from adopter.extract.sources import module_name
-
+    """Where a modern file's patched copy goes: the same path below a corpus folder of the
+    same name (which names the module, against which relative imports resolve)."""
     def copy_to(original: Path) -> Path:
         original = original.resolve()
-        root = next(p for p in original.parents if p.parent.name == "modern_models")
+        root = corpus_root(original)
         copy = tmp_path / original.relative_to(root.parent)
         copy.parent.mkdir(parents=True, exist_ok=True)
-        for folder in original.relative_to(root).parents:
-            if (root / folder / "__init__.py").exists():
-                (tmp_path / root.name / folder / "__init__.py").touch()
-        assert module_name(copy) == module_name(original)
+        assert corpus_modules([copy]).of(copy) == corpus_modules([original]).of(original)
         return copy
     return copy_to
 
@@ -549,12 +550,12 @@ def test_applying_twice_changes_nothing_on_a_modern_sample(modern_sample, tmp_pa
     """The same on today's code, a few files of the modern sample with every set."""
     files = [f for f in modern_sample if f.name in MODERN_SAMPLE]
     assert {f.name for f in files} == MODERN_SAMPLE
-    assert _applied_again(files, _package_copy(tmp_path), kernels) == []
+    assert _applied_again(files, _package_copy(tmp_path), kernels, corpus_modules) == []
 
 
 @pytest.mark.corpus
 def test_applying_twice_changes_nothing_on_the_modern_sample(modern_sample, tmp_path):
-    assert _applied_again(modern_sample, _package_copy(tmp_path), "torch") == []
+    assert _applied_again(modern_sample, _package_copy(tmp_path), "torch", corpus_modules) == []
 
 
 # forward bodies where the fused kernel would remove `x` (the Dropout's output) but the code

@@ -1,0 +1,35 @@
+"""The rules a run uses: bundled ones by id or pack, or `.adopt` files; what each finds; the
+Datalog each compiles to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from adopter.rules.compiler import compile_rule
+from adopter.rules.model import Rule
+from adopter.rules.registry import load_rules
+from adopter.support.cache import DEFAULT_DIR
+
+__all__ = ["Rule", "RuleSummary", "load_rules", "list_rules", "rule_source", "DEFAULT_DIR"]
+
+
+@dataclass(frozen=True)
+class RuleSummary:
+    key: str   # `<id>`, or `<id>.<shape>` for another code shape of a rule
+    pack: str  # the folder it comes from (`--rules PACK` selects it)
+    summary: str  # the header's "What it does" line
+
+
+def list_rules() -> list[RuleSummary]:
+    """The bundled rules, one entry per rule file."""
+    return [RuleSummary(rule.key, Path(rule.path).parent.name,
+                        rule.doc.splitlines()[0].removeprefix("What it does:").strip() if rule.doc else "")
+            for rule in load_rules()]
+
+
+def rule_source(selector: str, datalog: bool = False) -> str:
+    """A rule's text (each of its files, for a rule of several shapes), or the Datalog it
+    compiles to. Raises AdopterError for an unknown rule."""
+    rules = load_rules([selector])
+    return "\n".join(compile_rule(rule) if datalog else Path(rule.path).read_text() for rule in rules)
