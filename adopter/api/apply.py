@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import difflib
-from concurrent.futures import ProcessPoolExecutor
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 from adopter.support.atomic import atomic_write_text, refuse_read_only
 from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.records import Diagnostic
-from adopter.support.forks import FORK, Lifeline, Limits
+from adopter.support.forks import Limits, Stopped, map_forked
 from adopter.records import Match
 from adopter.api.scan import scan
 from adopter.extract.sources import ModuleNames, decode_source, read_bytes, source_encoding
@@ -59,6 +59,12 @@ def patch_file(job: tuple):
     return patch
 
 
+def _not_patched(path: str, why) -> Diagnostic:
+    """A file whose rewriting worker died or broke a limit."""
+    return Diagnostic(path, None, None, why.reason("rewrite") if isinstance(why, Stopped)
+                      else f"rewrite failed: {str(why).strip()}")
+
+
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
@@ -71,23 +77,21 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
     work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
-    # the pool's workers end with this process, however it ends (adopter/support/forks.py)
-    lifeline = Lifeline()
-    pool = None if jobs == 1 or len(work) < 4 else ProcessPoolExecutor(max_workers=jobs, mp_context=FORK,
-                                                                     initializer=lifeline.attach)
-    try:
-        results: Iterable = pool.map(patch_file, work) if pool else map(patch_file, work)
-        if progress is not None:
-            results = progress(results, len(work))
-        for result in results:
-            if isinstance(result, Diagnostic):
-                report.diagnostics.append(result)
-            else:
-                report.patches.append(result)
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        lifeline.close()
+    # the same pool as the analysis (adopter/support/forks.py): each file in a fresh fork within
+    # `limits`, which ends with this process however it ends; one file here needs no fork
+    jobs = jobs or os.cpu_count() or 1
+    if len(work) > 1 and jobs > 1 or work and limits:
+        results: Iterable = (value if ok else _not_patched(work[index][0], value)
+                             for index, ok, value in map_forked(patch_file, work, jobs, limits))
+    else:
+        results = map(patch_file, work)
+    if progress is not None:
+        results = progress(results, len(work))
+    for result in results:
+        if isinstance(result, Diagnostic):
+            report.diagnostics.append(result)
+        else:
+            report.patches.append(result)
     report.patches.sort(key=lambda p: p.path)
     return report
 

@@ -411,14 +411,8 @@ def _forked(tasks: list, units: list[list[int]], workers: int, limits: Limits, f
 
 def _failure(task: FileTask, why) -> FileAnalysis:
     path = str(task.path)
-    why = _stopped(why) if isinstance(why, Stopped) else f"analysis failed: {why.strip()}"
+    why = why.reason("analysis") if isinstance(why, Stopped) else f"analysis failed: {why.strip()}"
     return FileAnalysis(path, [Diagnostic(path, None, None, why)])
-
-
-def _stopped(stop: Stopped) -> str:
-    if stop.limit == "time":
-        return f"analysis stopped: took longer than {stop.value:g} s (--file-timeout)"
-    return f"analysis stopped: needed more than {stop.value:g} MB of memory (--file-memory)"
 
 
 def _analyse_unit_and_exit(tasks: list[FileTask]) -> list[FileAnalysis]:

@@ -51,6 +51,12 @@ class Stopped:
     limit: str
     value: float
 
+    def reason(self, step: str) -> str:
+        """Why `step` (analysis, rewrite) stopped, naming the option that sets the limit."""
+        if self.limit == "time":
+            return f"{step} stopped: took longer than {self.value:g} s (--file-timeout)"
+        return f"{step} stopped: needed more than {self.value:g} MB of memory (--file-memory)"
+
 
 def _linux_prctl():
     if not sys.platform.startswith("linux"):

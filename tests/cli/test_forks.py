@@ -16,6 +16,7 @@ from adopter.matches import pipeline
 from adopter.cli.app import app
 from adopter.support.cache import ResultCache
 from adopter.support.forks import Limits, map_forked
+from adopter.rules.registry import load_rules
 
 SUMMARY = pipeline.Request.of(None, want_summary=True, want_facts=False, cache=ResultCache(None))
 
@@ -189,3 +190,17 @@ def test_a_killed_apply_leaves_no_rewriting_worker_behind(tmp_path):
     for i in range(4):  # the rewriter runs in a pool from 4 files with matches
         (tmp_path / f"m{i}.py").write_text(MODEL)
     assert _kill_and_watch(tmp_path, ["apply", ".", "--diff", "-j", "2", "--no-cache"], workers=2) == []
+
+
+def test_a_rewrite_over_the_time_limit_fails_alone(tmp_path, monkeypatch):
+    """apply rewrites in the same pool as the analysis: one file per fork, within the limits."""
+    from adopter.api import apply
+
+    for name in ("good.py", "slow.py"):
+        (tmp_path / name).write_text(MODEL)
+    misbehave_for(monkeypatch, apply, "patch_file", "slow.py", lambda: time.sleep(600))
+    report = apply.plan_patches([str(tmp_path)], load_rules(["softmax"], cache_dir=None), jobs=2, cache_dir=None,
+                                kernels="torch", limits=Limits(seconds=2))
+    assert [p.path for p in report.patches if p.changed] == [str(tmp_path / "good.py")]
+    assert [(d.file, d.message) for d in report.diagnostics] == [
+        (str(tmp_path / "slow.py"), "rewrite stopped: took longer than 2 s (--file-timeout)")]
