@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from adopter.support.atomic import atomic_write_text
+from evaluation.groundtruth import PAPER_COUNTS
 from evaluation.groundtruth.merge_parts import RULE_ORDER
 from evaluation.metrics import count_summary, load_groundtruth, load_matches, location_summary
 
@@ -19,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=Path, default=Path("build/matches.jsonl"))
     parser.add_argument("--groundtruth", type=Path, default=GROUNDTRUTH)
-    parser.add_argument("--counts", type=Path, default=Path("../shared/groundtruth/paper_counts.tsv"))
+    parser.add_argument("--counts", type=Path, default=PAPER_COUNTS)
     parser.add_argument("--out", type=Path, default=Path("build/eval"))
     parser.add_argument("--zoo", type=Path, default=Path("hf_models"))
     parser.add_argument("--ablations", action="store_true", help="Also run the ablation variants (Table 3).")

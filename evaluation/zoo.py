@@ -27,6 +27,7 @@ from pathlib import Path
 
 from adopter.api.options import ModuleNames
 from adopter.support.atomic import atomic_write_text
+from evaluation.groundtruth import PAPER_COUNTS
 
 MAIN_VERSION = "4.34.0"
 # Models the paper used that 4.34.0 does not ship, with the release that first has them.
@@ -103,7 +104,7 @@ def build_zoo(dest: Path, models: list[str]) -> list[tuple[str, str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dest", type=Path, default=Path("hf_models"))
-    parser.add_argument("--counts", type=Path, default=Path("../shared/groundtruth/paper_counts.tsv"))
+    parser.add_argument("--counts", type=Path, default=PAPER_COUNTS)
     args = parser.parse_args(argv)
     args.dest.mkdir(parents=True, exist_ok=True)
     manifest_path = args.dest / MANIFEST_NAME

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from adopter.records import Diagnostic, display_path
 from adopter.records import Match, NearMiss
-from adopter.rules.model import Rule
+from adopter.rules.model import Rule, what_it_does
 from adopter.support.atomic import atomic_write_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -65,7 +65,7 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
         if r.id not in main or (main[r.id].shape and not r.shape):
             main[r.id] = r
     descriptors = [{"id": r.id, "name": r.id,
-                    "shortDescription": {"text": (r.doc.splitlines() or [r.id])[0].removeprefix("What it does:").strip()},
+                    "shortDescription": {"text": what_it_does(r.doc) or r.id},
                     "fullDescription": {"text": r.doc or r.id}} for r in main.values()]
     index = {rule_id: i for i, rule_id in enumerate(main)}
     results = []

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adopter.rules.compiler import compile_rule
-from adopter.rules.model import Rule
+from adopter.rules.model import Rule, what_it_does
 from adopter.rules.registry import load_rules
 from adopter.support.cache import DEFAULT_DIR
 
-__all__ = ["Rule", "RuleSummary", "load_rules", "list_rules", "rule_source", "DEFAULT_DIR"]
+__all__ = ["Rule", "RuleSummary", "load_rules", "list_rules", "rule_source", "rules_markdown", "DEFAULT_DIR"]
+
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,20 @@ class RuleSummary:
 
 def list_rules() -> list[RuleSummary]:
     """The bundled rules, one entry per rule file."""
-    return [RuleSummary(rule.key, Path(rule.path).parent.name,
-                        rule.doc.splitlines()[0].removeprefix("What it does:").strip() if rule.doc else "")
-            for rule in load_rules()]
+    return [RuleSummary(rule.key, Path(rule.path).parent.name, what_it_does(rule.doc)) for rule in load_rules()]
+
+
+def rules_markdown() -> str:
+    """The bundled rules as a Markdown table, one row per rule (its main file's header),
+    with the number of its other code shapes: the README's table."""
+    rules = list_rules()
+    shapes = {r.key: sum(1 for s in rules if s.key.startswith(r.key + ".")) for r in rules if "." not in r.key}
+    rows = ["| rule | pack | finds |", "|---|---|---|"]
+    for rule in sorted((r for r in rules if "." not in r.key), key=lambda r: (r.pack != "paper", r.pack, r.key)):
+        count = shapes[rule.key]
+        more = f" (+{count} shape{'s' if count > 1 else ''})" if count else ""
+        rows.append(f"| `{rule.key}`{more} | `{rule.pack}` | {rule.summary.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
 
 
 def rule_source(selector: str, datalog: bool = False) -> str:

@@ -16,7 +16,7 @@ from adopter.api import analysis
 from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames
 from adopter.api.output import render_matches, write_report
 from adopter.api.query import read_facts, run_query
-from adopter.api.rules import list_rules, load_rules, rule_source
+from adopter.api.rules import list_rules, load_rules, rule_source, rules_markdown
 from adopter.api.scan import scan as run_scan
 from adopter.api.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, UnreadableFile, structures as find_structures
 from adopter.records import AdopterError, Diagnostic, display_path
@@ -288,9 +288,12 @@ app.add_typer(rules_app, name="rules")
 
 
 @rules_app.command("list")
-def rules_list():
+def rules_list(markdown: bool = typer.Option(False, "--markdown", help="One row per rule, as a Markdown table.")):
     """The bundled rules: id (`<id>.<shape>` for another code shape of a rule), pack (`--rules PACK`
     selects one) and what each finds."""
+    if markdown:
+        sys.stdout.write(rules_markdown())
+        return
     for rule in list_rules():
         print(f"{rule.key}\t{rule.pack}\t{rule.summary}")
 

@@ -4,6 +4,7 @@ the cache (adopter/rules/registry.py) need no lark at all, whose import would sl
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 
@@ -103,3 +104,18 @@ def oriented(rule: Rule, swapped: list[int]) -> Rule:
     forward = [replace(node, inputs=tuple(replace(item, position=flip[item.position]) for item in node.inputs))
                if i in swapped else node for i, node in enumerate(rule.forward_source)]
     return replace(rule, forward_source=forward)
+
+
+# the labels a rule's header opens its fields with (docs/dsl.md)
+_FIELD = re.compile(r"^(What it does:|Why is this bad\?|Example:|Use instead:|Fix safety:|Known limits:|Other shapes:|"
+                    r"Extern:|Source:)", re.MULTILINE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def what_it_does(doc: str) -> str:
+    """The first sentence of a rule header's "What it does" field, on one line."""
+    fields = _FIELD.split(doc or "")
+    text = next((fields[i + 1] for i in range(1, len(fields) - 1, 2) if fields[i] == "What it does:"), "")
+    text = " ".join(text.split())
+    end = _SENTENCE_END.search(text)
+    return text[:end.end()] if end else text

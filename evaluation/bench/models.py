@@ -179,7 +179,7 @@ def measure(model: str, variant: str, device: str, steps: int, warmup: int,
     warnings.filterwarnings("ignore")
     import torch
 
-    from evaluation.verify import tiny
+    from evaluation.verify import tiny, tiny_modern  # noqa: F401 - tiny_modern installs its table under transformers 5
     from evaluation.verify.harness import _quiet
     from evaluation.verify.loader import load_model_module
 

@@ -249,7 +249,7 @@ def compare_once(model: str, original_path: Path, patched_path: Path, seed: int 
 
     import transformers.modeling_utils  # noqa: F401 - the one-off import is not the model's time
 
-    from evaluation.verify import tiny
+    from evaluation.verify import tiny, tiny_modern  # noqa: F401 - tiny_modern installs its table under transformers 5
     from evaluation.verify.loader import load_model_module, package_of
 
     start = time.perf_counter()

@@ -191,15 +191,23 @@ class Override:
     skip: str | None = None
 
 
-def override_for(model: str) -> Override:
-    """The exceptions for `model` in the table of the installed transformers: `OVERRIDES`
-    (the zoo, 4.34.0) or, from transformers 5, `tiny_modern.OVERRIDES` (today's code, whose
-    configs and inputs differ for the same model names)."""
-    if TRANSFORMERS_MAJOR >= 5:
-        from evaluation.verify import tiny_modern
+# The exceptions table of the installed transformers: `OVERRIDES` (the zoo, 4.34.0), or from
+# transformers 5 `tiny_modern.OVERRIDES` (today's code, whose configs and inputs differ for the
+# same model names), which tiny_modern.py installs here when it is imported (it builds on this
+# module, so this one does not import it).
+_installed_table: dict[str, Override] | None = None
 
-        return tiny_modern.OVERRIDES.get(model, Override())
-    return OVERRIDES.get(model, Override())
+
+def use_overrides(table: dict[str, Override]) -> None:
+    global _installed_table
+    _installed_table = table
+
+
+def override_for(model: str) -> Override:
+    """The exceptions for `model` in the table of the installed transformers."""
+    if TRANSFORMERS_MAJOR >= 5 and _installed_table is None:
+        raise RuntimeError("transformers 5 is installed: import evaluation.verify.tiny_modern, whose table it needs")
+    return (_installed_table if _installed_table is not None else OVERRIDES).get(model, Override())
 
 
 # --------------------------------------------------------------------------- config

@@ -69,3 +69,7 @@ OVERRIDES: dict[str, Override] = {
     "smolvlm": Override(cls="SmolVLMVisionTransformer"),
     "voxtral": Override(cls="VoxtralEncoder"),
 }
+
+
+if tiny.TRANSFORMERS_MAJOR >= 5:
+    tiny.use_overrides(OVERRIDES)

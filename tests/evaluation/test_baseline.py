@@ -120,3 +120,12 @@ def test_missing_zoo_is_a_one_line_error(tmp_path: Path, capsys):
     assert main(["--zoo", str(tmp_path / "absent"), "--out", str(tmp_path / "eval")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("error: no zoo directory (run `make zoo`)") and "\n" not in err
+
+
+def test_the_committed_paper_counts_are_the_papers():
+    import hashlib
+
+    from evaluation.groundtruth import PAPER_COUNTS, PAPER_COUNTS_SHA256
+    assert hashlib.sha256(PAPER_COUNTS.read_bytes()).hexdigest() == PAPER_COUNTS_SHA256
+    rows = PAPER_COUNTS.read_text().splitlines()
+    assert rows[0].startswith("model\t") and len(rows) == 200  # the header and 199 models

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = "transformers-5.23.0"
 sys.path.insert(0, str(ROOT))
 
-from evaluation.verify import harness, patches, tiny  # noqa: E402
+from evaluation.verify import harness, patches, tiny, tiny_modern  # noqa: E402,F401 (tiny_modern installs its table)
 from evaluation.verify.harness import ATOL, compare  # noqa: E402
 from evaluation.verify.loader import load_model_module, package_of  # noqa: E402
 
