@@ -74,7 +74,9 @@ class Request:
 
     @classmethod
     def of(cls, rules: list[Rule] | None, *args, **kwargs) -> "Request":
-        return cls(rules, *args, **kwargs, program=rules_program(rules) if rules else "")
+        # (the program, and so the cache key, is the same whatever order the rules were chosen in)
+        program = rules_program(sorted(rules, key=lambda rule: rule.key)) if rules else ""
+        return cls(rules, *args, **kwargs, program=program)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,9 @@ def main_path(zoo: Path, cache: Path, out: Path, extra: list[str] = ()) -> tuple
     """`adopter facts ZOO && adopter scan ZOO` (what `make facts && make match` run)."""
     env = {"ADOPTER_CACHE": str(cache)}
     extra = [*module_map_option(zoo), *extra]
-    facts = run(ADOPTER + ["facts", str(zoo), "--out", str(out / "facts"), *extra], env)
+    # (facts runs the bundled rules too, as make facts does, so the scan reads their matches from the cache)
+    facts = run(ADOPTER + ["facts", str(zoo), "--out", str(out / "facts"), "--rules", "paper", "--rules", "modern", *extra],
+                env)
     scan = run(ADOPTER + ["scan", str(zoo), "--format", "jsonl", "-o", str(out / "matches.jsonl"), *extra], env)
     if facts.returncode or scan.returncode:
         raise SystemExit(f"bench: adopter failed (facts {facts.returncode}, scan {scan.returncode})")

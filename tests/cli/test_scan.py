@@ -328,3 +328,11 @@ def test_explain_reports_each_candidate_that_fails_one_check_with_its_evidence(t
     assert "a value it removes is read outside the match (line 17)" in table.stdout
     sarif = json.loads(run("scan", tmp_path, "--explain", "--format", "sarif", *rules).stdout)
     assert [r["level"] for r in sarif["runs"][0]["results"]] == ["none", "none"]
+
+
+def test_the_cache_holds_a_rule_set_whatever_order_its_rules_were_chosen_in(tmp_path):
+    (tmp_path / "a.py").write_text(CODE)
+    cache = tmp_path / "cache"
+    scan([str(tmp_path)], load_rules(["modern", "paper"]), jobs=1, cache_dir=cache)
+    again = scan([str(tmp_path)], load_rules(), jobs=1, cache_dir=cache)  # every bundled rule, in id order
+    assert [f.cached for f in again.files] == [True]
