@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-compile bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
+.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
 
 setup: $(VENV)/.installed
 
@@ -84,10 +84,6 @@ build/matches.jsonl:
 # Speed and memory of the main path, measured in one run (build/bench/bench.tsv).
 bench: setup $(ZOO)/modeling_bert.py
 	$(BIN)/python -m evaluation.bench.run
-
-# Compile time of a chain rule of N nodes, N = 100..800 (build/bench/compile.tsv).
-bench-compile: setup
-	$(BIN)/python -m evaluation.bench.compile_rules
 
 # Where the cold analysis goes, stage by stage, on every 5th zoo file (build/bench/profile.tsv).
 profile: setup $(ZOO)/modeling_bert.py
