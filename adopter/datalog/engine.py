@@ -231,57 +231,11 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str],
     return control, messages
 
 
-# Controls loaded ahead by `prepare`, each for one `ground` of the same programs and text.
-_prepared: dict[tuple, tuple[clingo.Control, list[str]]] = {}
-
-
-def prepare(programs: Sequence[Path], text: str, loading: Callable[[Iterable[str]], str] = loading_rules) -> None:
-    """Load `programs` and `text` now, for the next `solve` of them in this process or in
-    each fork of it: a fork then skips parsing them, which every file would otherwise repeat.
-
-    It also grounds no part once: clingo rewrites and checks every statement added since
-    its last `ground` (all parts, also those a file never grounds) at the start of a ground,
-    and this way a fork finds that done (a quarter of what grounding costs a file with no
-    facts). Nothing is grounded: the file's `ground` is the first step with any rule."""
-    relations = frozenset(relations_read(programs, text))
-    control, messages = _loaded(programs, text, relations, loading)
-    try:
-        control.ground([])
-    except RuntimeError:  # a program clingo rejects: each file's own `ground` reports it, as without preparing
-        return
-    _prepared[(tuple(programs), text, relations, loading)] = control, messages
-    _defined[(tuple(programs), text)] = known_relations(tuple(programs), text)
-
-
-# The relations each prepared program set defines, with their arities (`prepare`), so that
-# `solve` reads the relations it keeps without asking clingo for every signature of the
-# ground program, which walks all its atoms (in a fork: the parent's copy).
-_defined: dict[tuple, dict[str, set[int]]] = {}
-
-
 # Program parts (`#program <part>.`) holding the rules of constructs most files lack, and the
 # input relation that says a file has one: a part is grounded only for such a file. Every
 # rule costs every file's grounding, for each of its body literals, even when nothing
 # matches it.
 CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled"}
-
-
-def ground(programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-           facts: dict[str, str] | None = None, variant: str = "full",
-           loading: Callable[[Iterable[str]], str] = loading_rules, warnings: list[str] | None = None) -> clingo.Control:
-    """A clingo control with `programs`, the program `text` (rules, facts) and the input
-    relations `facts` (from `fact_terms`) loaded and grounded: the base part, the analyses'
-    slots as `variant` fills them, `parts`, and the parts of the constructs the file has.
-    `loading` writes the rules that load the facts (adopter/datalog/batch.py has its own).
-    With `warnings`, clingo's warnings go there (`_loaded`), in a control loaded for this call."""
-    facts = facts or {}
-    key = (tuple(programs), text, frozenset(facts.keys() & RELATIONS.keys()), loading)
-    prepared = _prepared.pop(key, None) if warnings is None else None
-    control, messages = prepared or _loaded(programs, text, facts, loading, warnings)
-    parts = [("base", []), *analysis_parts(variant), *parts, *((part, []) for part, relation in CONSTRUCT_PARTS.items()
-                                     if facts.get(relation, "()") != "()")]
-    BACKEND.ground(control, parts, facts, messages)
-    return control
 
 
 def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple]:
@@ -290,42 +244,94 @@ def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple]:
     return BACKEND.atom_rows(control, name, arity)
 
 
-# Set in a process that exits after its file (see adopter/support/forks.py): its controls are kept
-# here, because clingo frees a ground program object by object and the exiting process
-# drops it in one go.
-_retained: list[clingo.Control] | None = None
+class Engine:
+    """Grounds programs over a file's facts and reads relations back. It owns what outlives
+    one ground: the controls `prepare` loaded ahead (each serves the next ground of the same
+    programs, in this process or in each fork of it), the relations each prepared program
+    set defines, and, in a process that exits after its files (`retain_controls`), the
+    controls kept alive until then."""
+
+    def __init__(self) -> None:
+        self.prepared: dict[tuple, tuple[clingo.Control, list[str]]] = {}
+        # the relations (with their arities) of each prepared program set: `solve` reads the
+        # relations it keeps without asking clingo for every signature of the ground program,
+        # which walks all its atoms (in a fork: the parent's copy)
+        self.defined: dict[tuple, dict[str, set[int]]] = {}
+        # clingo frees a ground program object by object; a process that exits drops it in one go
+        self.retained: list[clingo.Control] | None = None
+
+    def prepare(self, programs: Sequence[Path], text: str,
+                loading: Callable[[Iterable[str]], str] = loading_rules) -> None:
+        """Load `programs` and `text` now, for the next `solve` of them in this process or in
+        each fork of it: a fork then skips parsing them, which every file would otherwise repeat.
+
+        It also grounds no part once: clingo rewrites and checks every statement added since
+        its last `ground` (all parts, also those a file never grounds) at the start of a ground,
+        and this way a fork finds that done (a quarter of what grounding costs a file with no
+        facts). Nothing is grounded: the file's `ground` is the first step with any rule."""
+        relations = frozenset(relations_read(programs, text))
+        control, messages = _loaded(programs, text, relations, loading)
+        try:
+            control.ground([])
+        except RuntimeError:  # a program clingo rejects: each file's own `ground` reports it, as without preparing
+            return
+        self.prepared[(tuple(programs), text, relations, loading)] = control, messages
+        self.defined[(tuple(programs), text)] = known_relations(tuple(programs), text)
+
+    def ground(self, programs: Sequence[Path], text: str, parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
+               facts: dict[str, str] | None = None, variant: str = "full",
+               loading: Callable[[Iterable[str]], str] = loading_rules,
+               warnings: list[str] | None = None) -> clingo.Control:
+        """A clingo control with `programs`, the program `text` (rules, facts) and the input
+        relations `facts` (from `fact_terms`) loaded and grounded: the base part, the analyses'
+        slots as `variant` fills them, `parts`, and the parts of the constructs the file has.
+        `loading` writes the rules that load the facts (adopter/datalog/batch.py has its own).
+        With `warnings`, clingo's warnings go there (`_loaded`), in a control loaded for this call."""
+        facts = facts or {}
+        key = (tuple(programs), text, frozenset(facts.keys() & RELATIONS.keys()), loading)
+        prepared = self.prepared.pop(key, None) if warnings is None else None
+        control, messages = prepared or _loaded(programs, text, facts, loading, warnings)
+        parts = [("base", []), *analysis_parts(variant), *parts,
+                 *((part, []) for part, relation in CONSTRUCT_PARTS.items() if facts.get(relation, "()") != "()")]
+        BACKEND.ground(control, parts, facts, messages)
+        return control
+
+    def keep_alive(self, control: clingo.Control) -> None:
+        """Keep `control` until this process exits, where `retain_controls` asked for that."""
+        if self.retained is not None:
+            self.retained.append(control)
+
+    def retain_controls(self) -> None:
+        """Keep every control of this process alive until it exits (call only in a short-lived process)."""
+        self.retained = []
+
+    def solve(self, facts: FileFacts, extra_program: str = "",
+              parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (), programs: Sequence[Path] = (MAIN_PROGRAM,),
+              keep: Iterable[str] | None = None, variant: str = "full") -> Model:
+        """Ground `programs` over `facts` (the analyses as `variant` has them); return the atoms
+        (of `keep`, or all)."""
+        control = self.ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)),
+                              variant)
+        # The programs are stratified, so grounding alone decides every atom (all become
+        # facts): read the wanted relations straight from the grounder, without solving.
+        defined = self.defined.get((tuple(programs), extra_program)) if keep is not None else None
+        if defined is not None:
+            signatures = [(name, arity) for name in sorted(set(keep)) for arity in sorted(defined.get(name, ()))]
+        else:
+            wanted = set(keep) if keep is not None else None
+            signatures = [(name, arity) for name, arity, positive in control.symbolic_atoms.signatures
+                          if positive and (wanted is None or name in wanted)]
+        relations: dict[str, list] = {}
+        for name, arity in signatures:
+            rows = atom_rows(control, name, arity)
+            if rows or defined is None:
+                relations.setdefault(name, []).extend(rows)
+        self.keep_alive(control)
+        return Model(relations)
 
 
-def keep_alive(control: clingo.Control) -> None:
-    """Keep `control` until this process exits, where `retain_controls` asked for that."""
-    if _retained is not None:
-        _retained.append(control)
-
-
-def retain_controls() -> None:
-    """Keep every control of this process alive until it exits (call only in a short-lived process)."""
-    global _retained
-    _retained = []
-
-
-def solve(facts: FileFacts, extra_program: str = "", parts: Sequence[tuple[str, Sequence[clingo.Symbol]]] = (),
-          programs: Sequence[Path] = (MAIN_PROGRAM,), keep: Iterable[str] | None = None, variant: str = "full") -> Model:
-    """Ground and solve `programs` over `facts` (the analyses as `variant` has them); return
-    the atoms (of `keep`, or all)."""
-    control = ground(programs, extra_program, parts, fact_terms(facts, relations_read(programs, extra_program)), variant)
-    # The programs are stratified, so grounding alone decides every atom (all become
-    # facts): read the wanted relations straight from the grounder, without solving.
-    defined = _defined.get((tuple(programs), extra_program)) if keep is not None else None
-    if defined is not None:
-        signatures = [(name, arity) for name in sorted(set(keep)) for arity in sorted(defined.get(name, ()))]
-    else:
-        wanted = set(keep) if keep is not None else None
-        signatures = [(name, arity) for name, arity, positive in control.symbolic_atoms.signatures
-                      if positive and (wanted is None or name in wanted)]
-    relations: dict[str, list] = {}
-    for name, arity in signatures:
-        rows = atom_rows(control, name, arity)
-        if rows or defined is None:
-            relations.setdefault(name, []).extend(rows)
-    keep_alive(control)
-    return Model(relations)
+# This process's engine: the pipeline prepares it in the parent, and each fork inherits it with
+# what was prepared. The functions below are its methods, for callers that need no other.
+ENGINE = Engine()
+prepare, ground, solve = ENGINE.prepare, ENGINE.ground, ENGINE.solve
+keep_alive, retain_controls = ENGINE.keep_alive, ENGINE.retain_controls

@@ -42,7 +42,8 @@ import pandas as pd
 from adopter.matches.build import rules_program
 from adopter.extract.sources import extract_text
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, forward_structure_parts
-from adopter.datalog.engine import DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, fact_terms, ground, relations_read
+from adopter.datalog.engine import (DATALOG_DIR, MAIN_PROGRAM, MATCH_PROGRAMS, catalogue_facts, fact_terms, ground,
+                                    relations_read)
 from adopter.rules.registry import load_rules
 from evaluation.bench.measure import write_table
 from evaluation.zoo import module_of
@@ -51,13 +52,14 @@ STRUCTURES = forward_structure_parts(SUMMARY_MAX_GUARDS)
 
 
 def datalog_steps() -> list[tuple[str, list[Path], str]]:
-    """(name, programs, extra program text) for each cumulative Datalog step."""
+    """(name, programs, extra program text) for each cumulative Datalog step (with the
+    catalogue's facts, which the analyses read with main.lp's programs)."""
     includes = [MAIN_PROGRAM.parent / name for name in re.findall(r'#include "([^"]+)"', MAIN_PROGRAM.read_text())]
     out, loaded = [], []
     for program in includes + list(MATCH_PROGRAMS):
         loaded = loaded + [program]
-        out.append((str(program.relative_to(DATALOG_DIR)), loaded, ""))
-    out.append(("compiled rules (all bundled)", loaded, rules_program(load_rules())))
+        out.append((str(program.relative_to(DATALOG_DIR)), loaded, catalogue_facts()))
+    out.append(("compiled rules (all bundled)", loaded, catalogue_facts() + rules_program(load_rules())))
     return out
 
 
@@ -103,11 +105,11 @@ def worker_child(files: list[Path]) -> None:
     file in a fork, marking its steps with `getppid` (counts zeroed) and `getpgrp` (counts dumped)."""
     from adopter.datalog import engine
     from adopter.matches import pipeline
+    from adopter.support.cache import ResultCache
 
-    rules = load_rules()
-    program = rules_program(rules)
-    engine.prepare(*pipeline._programs(program, True))
-    terms, ground = engine.fact_terms, engine.ground
+    request = pipeline.Request.of(load_rules(), want_summary=True, want_facts=False, cache=ResultCache(None))
+    engine.prepare(*pipeline._programs(request.program, True))
+    terms, ground = engine.fact_terms, engine.ENGINE.ground
 
     def marked(step):
         def run(*args, **kwargs):
@@ -122,19 +124,19 @@ def worker_child(files: list[Path]) -> None:
             import gc
             gc.disable()  # as a worker runs (adopter/support/forks.py)
             engine.retain_controls()
-            engine.fact_terms, engine.ground = marked(terms), marked(ground)
+            engine.fact_terms, engine.ENGINE.ground = marked(terms), marked(ground)
             os.getppid()
             ast.parse(text)
             os.getpgrp()
             facts = extract_text(text, path, module_of(path))[0]
-            real_ground = engine.ground
+            real_ground = engine.ENGINE.ground
 
             def ground_then_mark(*args, **kwargs):
                 control = real_ground(*args, **kwargs)
                 os.getpgrp()
                 return control
-            engine.ground = ground_then_mark
-            pipeline._solve(facts, rules, program, True, True, "full")
+            engine.ENGINE.ground = ground_then_mark
+            pipeline._solve(facts, request, True, True)
             os._exit(0)
         os.waitpid(pid, 0)
 

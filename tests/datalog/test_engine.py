@@ -35,7 +35,7 @@ def _answers(model) -> list[str]:
 
 
 def test_a_prepared_control_serves_the_next_solve_of_the_same_programs_once(monkeypatch):
-    monkeypatch.setattr(engine, "_prepared", {})
+    monkeypatch.setattr(engine.ENGINE, "prepared", {})
     facts = facts_of(SOURCE)
     plain = _answers(engine.solve(facts, extra_program=QUERY, keep={"out"}))
     assert any("torch.nn.functional.softmax" in answer for answer in plain)
@@ -50,7 +50,7 @@ def test_a_prepared_control_serves_the_next_solve_of_the_same_programs_once(monk
 
 
 def test_a_prepared_control_is_not_used_for_other_programs(monkeypatch):
-    monkeypatch.setattr(engine, "_prepared", {})
+    monkeypatch.setattr(engine.ENGINE, "prepared", {})
     engine.prepare((engine.MAIN_PROGRAM,), QUERY)
     loads = []
     real = engine._loaded
@@ -83,7 +83,7 @@ def test_the_rows_of_every_input_relation_reach_clingo_and_a_failing_call_is_rai
 
 
 def test_a_program_clingo_rejects_when_grounding_fails_each_file_not_the_preparation(monkeypatch, backend):
-    monkeypatch.setattr(engine, "_prepared", {})
+    monkeypatch.setattr(engine.ENGINE, "prepared", {})
     unsafe = 'out(X) :- not name(X, "x", "load").'
     engine.prepare((engine.MAIN_PROGRAM,), unsafe)  # (it grounds no part: clingo checks the rules there)
     with pytest.raises(RuntimeError, match="unsafe"):
