@@ -87,11 +87,11 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
         results = map(patch_file, work)
     if progress is not None:
         results = progress(results, len(work))
+    failures = []
     for result in results:
-        if isinstance(result, Diagnostic):
-            report.diagnostics.append(result)
-        else:
-            report.patches.append(result)
+        (failures if isinstance(result, Diagnostic) else report.patches).append(result)
+    # (in the files' order, whatever order the workers finished in)
+    report.diagnostics += sorted(failures, key=lambda diagnostic: diagnostic.file)
     report.patches.sort(key=lambda p: p.path)
     return report
 
@@ -147,13 +147,13 @@ def write_patches(report: ApplyReport, roots: list[str], write: bool = False, ou
                     write_in_place(patch, backup)
                     done.files.append(patch.path)
             except (OSError, UnicodeEncodeError) as error:
-                done.failures.append(Diagnostic(patch.path, None, None, f"not written: {write_error_reason(error)}"))
+                done.failures.append(Diagnostic(patch.path, None, None, f"not written: {_write_error_reason(error)}"))
     except KeyboardInterrupt:
         done.interrupted = True
     return done
 
 
-def write_error_reason(error: Exception) -> str:
+def _write_error_reason(error: Exception) -> str:
     """Why a write failed, in a few words."""
     if isinstance(error, UnicodeEncodeError):
         return f"the patched text does not fit the file's encoding {error.encoding}"
