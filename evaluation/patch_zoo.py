@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from adopter.api.apply import patch_file, unified_diff
+from adopter.api.apply import PatchTask, patch_file, unified_diff
 from adopter.records import Diagnostic
 from adopter.support.atomic import atomic_write_text
 from adopter.api.scan import scan
@@ -42,8 +42,8 @@ COLUMNS = ["file", "class", "line", "rule", "status", "reason"]
 
 
 def _patch(job):
-    name, *file_job = job
-    return name, patch_file(tuple(file_job))
+    name, task = job
+    return name, patch_file(task)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,10 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         for rule_id in rule_ids:
             mine = [m for m in matches if m.rule == rule_id]
             if mine:
-                jobs.append((rule_id, analysed.path, mine, rules, args.kernels))
+                jobs.append((rule_id, PatchTask(analysed.path, mine, rules, args.kernels)))
         if matches:
-            jobs.append(("all", analysed.path, matches, rules, args.kernels))
-    jobs.sort(key=lambda job: -Path(job[1]).stat().st_size)
+            jobs.append(("all", PatchTask(analysed.path, matches, rules, args.kernels)))
+    jobs.sort(key=lambda job: -Path(job[1].path).stat().st_size)
     for folder in (args.patched, args.patches):
         shutil.rmtree(folder, ignore_errors=True)
     rows: dict[str, list[dict]] = {}

@@ -38,12 +38,12 @@ def relation(code: str, name: str) -> set[tuple]:
 
 def misbehave_for(monkeypatch, module, function: str, name: str, behaviour) -> None:
     """`module.function(task, ...)` first runs `behaviour()` for the file called `name` (its
-    first argument a path, a task with one, or a tuple starting with one; the forks of a run
-    inherit the patch): a crash, a hang or a memory hog in one file's analysis or rewrite."""
+    first argument a path or a task with one; the forks of a run inherit the patch): a crash,
+    a hang or a memory hog in one file's analysis or rewrite."""
     real = getattr(module, function)
 
     def patched(task, *args, **kwargs):
-        path = task[0] if isinstance(task, tuple) else getattr(task, "path", task)
+        path = getattr(task, "path", task)
         if Path(path).name == name:
             behaviour()
         return real(task, *args, **kwargs)

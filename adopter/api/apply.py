@@ -39,12 +39,23 @@ class ApplyReport:
         return [r for p in self.patches for r in p.refused]
 
 
-def patch_file(job: tuple):
-    """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails.
-    `job` is (path, matches, rules[, kernel set[, save_original_names]])."""
+@dataclass(frozen=True)
+class PatchTask:
+    """One file to rewrite: its matches (scanned with their layouts), the rules they are of,
+    the kernel set, and whether renamed parameters are also saved under their old names."""
+
+    path: str
+    matches: list[Match]
+    rules: list[Rule]
+    kernels: str = "default"
+    save_original_names: bool = False
+
+
+def patch_file(task: PatchTask):
+    """A file's FilePatch, or a Diagnostic when it cannot be read or the rewriter fails."""
     from adopter.rewrite.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
-    path, matches, rules, *options = job
+    path = task.path
     data, problem = read_bytes(Path(path))
     if problem:
         return problem
@@ -52,7 +63,8 @@ def patch_file(job: tuple):
     if problem:
         return problem
     try:
-        patch = patch_source(path, text, matches, {r.key: r for r in rules}, *options)
+        patch = patch_source(path, text, task.matches, {r.key: r for r in task.rules}, task.kernels,
+                             task.save_original_names)
     except Exception as error:  # a rewriter bug must not stop the other files
         return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
     patch.encoding = source_encoding(data)
@@ -75,13 +87,13 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True,
                    modules=modules)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
-    work = [(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
-    work.sort(key=lambda job: -Path(job[0]).stat().st_size)  # largest first keeps the workers busy
+    work = [PatchTask(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
+    work.sort(key=lambda task: -Path(task.path).stat().st_size)  # largest first keeps the workers busy
     # the same pool as the analysis (adopter/support/forks.py): each file in a fresh fork within
     # `limits`, which ends with this process however it ends; one file here needs no fork
     jobs = jobs or os.cpu_count() or 1
     if len(work) > 1 and jobs > 1 or work and limits:
-        results: Iterable = (value if ok else _not_patched(work[index][0], value)
+        results: Iterable = (value if ok else _not_patched(work[index].path, value)
                              for index, ok, value in map_forked(patch_file, work, jobs, limits))
     else:
         results = map(patch_file, work)
