@@ -6,12 +6,20 @@ runs it: its text is scanned outside string literals for anything that is not a 
 (directives such as `#include` or `#script`, comments, `@` calls into Python), then
 parsed, and every atom must name a known relation with its arity. The program that runs
 is printed back from the checked syntax tree, not the user's text.
+
+A query whose literals fall into groups that share no variable asks for every combination
+of their answers (`node_type(A, _), node_type(B, _)`: the square of the nodes), which is
+refused unless asked for. Each file's answers are computed in a worker process under time
+and memory limits, like a file's analysis: a query over them stops with one error and gives
+no answers, never some of them as if they were all.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +27,9 @@ import clingo
 import clingo.ast
 
 from adopter.records import AdopterError, Diagnostic
-from adopter.datalog.engine import MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, solve, symbol_value
+from adopter.datalog.engine import (MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, prepare, retain_controls, solve,
+                                    symbol_value)
+from adopter.support.forks import Limits, Stopped, map_forked
 
 _PROGRAMS = (MAIN_PROGRAM, *QUERY_PROGRAMS)  # the analyses, and the relations only queries read
 from adopter.extract.python_facts import FileFacts
@@ -75,9 +85,28 @@ def _walk(node):
                 yield from _walk(item)
 
 
-def parse_query(text: str) -> tuple[list[str], str]:
-    """Check a query; return its named variables (in order of appearance) and the rule
-    that answers it, as program text printed from the checked syntax tree."""
+@dataclass(frozen=True)
+class Query:
+    """A checked query: its named variables (in order of appearance), the rule that answers
+    it (program text printed from the checked syntax tree), and its literals grouped by the
+    variables they share (more than one group: a product)."""
+
+    text: str
+    variables: list[str]
+    rule: str
+    groups: list[list[str]]
+
+
+# what a query may take by default, per file: a file's analysis's limits (the CLI's --file-timeout, --file-memory)
+DEFAULT_TIMEOUT, DEFAULT_MEMORY = 300.0, 4096
+
+
+class QueryStopped(AdopterError):
+    """A limit stopped the query: it gives no answers."""
+
+
+def parse_query(text: str) -> Query:
+    """Check a query (AdopterError says why it is not one)."""
     _scan_outside_strings(text)
     statements: list = []
     messages: list[str] = []
@@ -105,7 +134,25 @@ def parse_query(text: str) -> tuple[list[str], str]:
                            if n.ast_type == clingo.ast.ASTType.Variable and n.name[0].isupper())
             variables += [name for _, name in found if name not in variables]
     head = f"{_RESULT}({', '.join(variables)})" if variables else _RESULT
-    return variables, f"{head} :- {'; '.join(map(str, body))}."
+    return Query(text, variables, f"{head} :- {'; '.join(map(str, body))}.", _groups(body))
+
+
+def _groups(body: list) -> list[list[str]]:
+    """The body's literals joined by the variables they share (`_` shares nothing); literals
+    without a variable filter every answer and join no group."""
+    named = [(str(literal), {n.name for n in _walk(literal) if n.ast_type == clingo.ast.ASTType.Variable
+                             and n.name != "_"}) for literal in body]
+    groups: list[tuple[list[str], set[str]]] = []
+    for text, names in named:
+        if not names:
+            continue
+        joined = [g for g in groups if g[1] & names]
+        merged = ([text], set(names))
+        for literals, variables in joined:
+            merged = (literals + merged[0], variables | merged[1])
+            groups.remove((literals, variables))
+        groups.append(merged)
+    return [literals for literals, _ in groups]
 
 
 def _check_atom(text: str, symbol, known: dict[str, set[int]]) -> None:
@@ -129,21 +176,45 @@ def read_facts(folder: Path) -> list[FileFacts]:
     return read_tables(folder)
 
 
-def run_query(all_facts: list[FileFacts], text: str) -> "pd.DataFrame":
+def run_query(all_facts: list[FileFacts], text: str, timeout: float | None = DEFAULT_TIMEOUT,
+              memory: int | None = DEFAULT_MEMORY, allow_product: bool = False, jobs: int | None = None) -> "pd.DataFrame":
     """Answer `text` (a rule body such as `qname(E, "torch.nn.Linear")`) for every file.
 
-    Returns one row per answer: a `file` column, then one column per named variable.
-    """
+    Returns one row per answer: a `file` column, then one column per named variable. Each
+    file is answered in a worker process (`jobs` at a time) within `timeout` seconds and
+    `memory` MB beyond what the worker starts with (None: no limit); a file over them raises
+    QueryStopped (no answers). A query whose literals share no variable between groups
+    raises AdopterError unless `allow_product`."""
     import pandas as pd  # lazily: the CLI's other commands do not need it
 
-    variables, rule = parse_query(text)
+    query = parse_query(text)
+    if len(query.groups) > 1 and not allow_product:
+        groups = ", ".join("{" + ", ".join(group) + "}" for group in query.groups)
+        raise _invalid(text, f"its literals fall into {len(query.groups)} groups that share no variable ({groups}): "
+                             "its answers would be every combination of theirs; join them by a shared variable, "
+                             "or ask for the product (--allow-product)")
     rows = []
-    for facts in all_facts:
-        try:
-            model = solve(facts, extra_program=rule, programs=_PROGRAMS, keep={_RESULT})
-        except RuntimeError as error:  # e.g. a variable only a negated literal binds
-            raise _invalid(text, str(error).split("error:", 1)[-1].strip()) from None
-        for args in model.get(_RESULT):
-            rows.append((facts.path,) + tuple(symbol_value(a) for a in args))
-    return pd.DataFrame(rows, columns=["file"] + variables).sort_values(["file"] + variables, kind="stable",
-                                                                       ignore_index=True)
+    prepare(_PROGRAMS, query.rule)  # loaded once here: each worker grounds its copy
+    workers = min(jobs or os.cpu_count() or 1, max(len(all_facts), 1))
+    limits = Limits(timeout or None, memory or None)
+    for index, ok, value in map_forked(_answers, [(facts, query.rule) for facts in all_facts], workers, limits):
+        if not ok:
+            why = value.reason("query", ("--timeout", "--memory")) if isinstance(value, Stopped) \
+                else f"query failed: {value.strip().splitlines()[-1]}"
+            raise QueryStopped(Diagnostic(all_facts[index].path, None, None, f"{why}; no answers are given"))
+        if isinstance(value, str):  # clingo refused the rule (e.g. a variable only a negated literal binds)
+            raise _invalid(text, value)
+        rows += [(all_facts[index].path, *answer) for answer in value]
+    return pd.DataFrame(rows, columns=["file"] + query.variables).sort_values(["file"] + query.variables, kind="stable",
+                                                                             ignore_index=True)
+
+
+def _answers(task: tuple[FileFacts, str]) -> list[tuple] | str:
+    """In a worker: one file's answers to the query's rule, as plain values, or why clingo refused the rule."""
+    facts, rule = task
+    retain_controls()  # this process ends with its file
+    try:
+        model = solve(facts, extra_program=rule, programs=_PROGRAMS, keep={_RESULT})
+    except RuntimeError as error:
+        return str(error).split("error:", 1)[-1].strip()
+    return [tuple(symbol_value(a) for a in args) for args in model.get(_RESULT)]

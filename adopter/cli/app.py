@@ -15,7 +15,7 @@ import typer
 from adopter.api import analysis
 from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames
 from adopter.api.output import render_matches, write_report
-from adopter.api.query import read_facts, run_query
+from adopter.api.query import DEFAULT_MEMORY, DEFAULT_TIMEOUT, QueryStopped, read_facts, run_query
 from adopter.api.rules import list_rules, load_rules, rule_source, rules_markdown
 from adopter.api.scan import scan as run_scan
 from adopter.api.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, UnreadableFile, structures as find_structures
@@ -139,7 +139,14 @@ def facts(paths: List[str] = typer.Argument(..., help="Python files or directori
 def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qname(E, "torch.nn.Linear")\'.'),
           facts_dir: Optional[Path] = typer.Option(None, "--facts", help="Fact tables written by `adopter facts`."),
           sources: List[str] = typer.Option([], "--source", help="Or: Python files to extract facts from."),
-          fmt: TableFormat = typer.Option(TableFormat.table, "--format")):
+          fmt: TableFormat = typer.Option(TableFormat.table, "--format"),
+          timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", min=0, metavar="SECONDS",
+                                        help="Stop a file's answers after this long (0: no limit)."),
+          memory: int = typer.Option(DEFAULT_MEMORY, "--memory", min=0, metavar="MB",
+                                     help="Stop a file's answers when they need more memory than this (0: no limit)."),
+          allow_product: bool = typer.Option(False, "--allow-product",
+                                             help="Answer a query whose literals share no variable between groups "
+                                                  "(every combination of their answers).")):
     """Answer a Datalog query over facts and every derived relation."""
     if facts_dir is None and not sources:
         sys.stderr.write("query: error: give --facts DIR (from `adopter facts`) or --source FILE\n")
@@ -153,7 +160,10 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
                 _report(diagnostic)
             failed = result.failed
             all_facts += result.all_facts
-        frame = run_query(all_facts, text)
+        frame = run_query(all_facts, text, timeout, memory, allow_product)
+    except QueryStopped as stopped:
+        _report(stopped.diagnostic)
+        raise typer.Exit(1)
     except AdopterError as error:
         _fail(error)
     if fmt is TableFormat.tsv:
@@ -170,10 +180,11 @@ def structures(file: Path = typer.Argument(..., help="A Python source file."),
                class_name: str = typer.Option(..., "--class", help="The model class."),
                function: str = typer.Option("forward", "--function", help="The method whose paths to show."),
                max_guards: int = typer.Option(DEFAULT_MAX_GUARDS, "--max-guards", help="Most guard conditions to enumerate."),
-               show_guards: bool = typer.Option(False, "--guards", help="Print each path's guard assignment first.")):
+               show_guards: bool = typer.Option(False, "--guards", help="Print each path's guard assignment first."),
+               file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Print every feasible model structure of a method, one per line."""
     try:
-        found = find_structures(file, class_name, function, max_guards)
+        found = find_structures(file, class_name, function, max_guards, _limits(file_timeout, file_memory))
     except UnreadableFile as problem:
         _report(problem.diagnostic)
         raise typer.Exit(1)

@@ -293,7 +293,12 @@ class Engine:
         control, messages = prepared or _loaded(programs, text, facts, loading, warnings)
         parts = [("base", []), *analysis_parts(variant), *parts,
                  *((part, []) for part, relation in CONSTRUCT_PARTS.items() if facts.get(relation, "()") != "()")]
-        BACKEND.ground(control, parts, facts, messages)
+        try:
+            BACKEND.ground(control, parts, facts, messages)
+        except RuntimeError as error:
+            if "bad_alloc" in str(error):  # clingo's allocation failed: over the process's memory limit
+                raise MemoryError(str(error)) from None
+            raise
         return control
 
     def keep_alive(self, control: clingo.Control) -> None:

@@ -51,11 +51,11 @@ class Stopped:
     limit: str
     value: float
 
-    def reason(self, step: str) -> str:
-        """Why `step` (analysis, rewrite) stopped, naming the option that sets the limit."""
+    def reason(self, step: str, options: tuple[str, str] = ("--file-timeout", "--file-memory")) -> str:
+        """Why `step` (analysis, rewrite, query) stopped, naming the option (time, memory) that sets the limit."""
         if self.limit == "time":
-            return f"{step} stopped: took longer than {self.value:g} s (--file-timeout)"
-        return f"{step} stopped: needed more than {self.value:g} MB of memory (--file-memory)"
+            return f"{step} stopped: took longer than {self.value:g} s ({options[0]})"
+        return f"{step} stopped: needed more than {self.value:g} MB of memory ({options[1]})"
 
 
 def _linux_prctl():
@@ -116,8 +116,15 @@ def _address_space() -> int:
         return 0
 
 
+def _interrupted(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def _child(function: Callable, task, sender, lifeline: Lifeline, limits: Limits) -> None:
     lifeline.attach()
+    # SIGTERM (from `map_forked` stopping its children) unwinds the task as Ctrl-C does: a
+    # file being written is removed, not left half-written (atomic.py, cache.py)
+    signal.signal(signal.SIGTERM, _interrupted)
     # the child lives for one task: collecting cycles would only walk (and copy, page by
     # page) the heap it shares with the parent, CPU spent for nothing
     gc.disable()
@@ -193,8 +200,23 @@ def map_forked(function: Callable, tasks: Sequence, workers: int,
                 yield index, ok, value
                 start_next()
     finally:  # interrupted or abandoned: leave no child behind
-        for receiver, (_, process, _) in running.items():
+        _stop(running)
+        lifeline.close()
+
+
+# How long children asked to stop may take to remove the temporary files they are writing
+# (a child held in C code, as clingo grounding, is killed after it: stopping stays within a second)
+STOP_GRACE_SECONDS = 0.3
+
+
+def _stop(running: dict) -> None:
+    """Stop every running child: SIGTERM, then SIGKILL for those still running after the grace."""
+    for _, process, _ in running.values():
+        process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for receiver, (_, process, _) in running.items():
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
             process.kill()
             process.join()
-            receiver.close()
-        lifeline.close()
+        receiver.close()
