@@ -231,14 +231,16 @@ test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_mod
 	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/kernels/test_kernels_library.py tests/kernels/test_kernels_compile.py tests/rules/test_torch_catalogue.py
 	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py tests/evaluation/test_verify_diffusers.py
 
-# The fast tier: every layer's tests and a few zoo files; --durations shows where its time goes.
+# The fast tier: every layer's tests and a few zoo files, in as many workers as there are cores
+# (at most 4); --durations shows where its time goes.
+PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --durations=15
 test: setup
-	$(BIN)/python -m pytest -q --durations=15
+	$(PYTEST)
 
 # Every tier (CI): the fast one, the whole-corpus tests (`corpus` marker: needs make zoo
 # zoo-modern), the tests that run in the verification environments (`venv`), and test-verify.
 test-all: setup zoo zoo-modern test-verify
-	ADOPTER_REQUIRE_ZOO=1 $(BIN)/python -m pytest -q --durations=15 -m ""
+	ADOPTER_REQUIRE_ZOO=1 $(PYTEST) -m ""
 
 clean:
 	rm -rf build
