@@ -51,6 +51,14 @@ def misbehave_for(monkeypatch, module, function: str, name: str, behaviour) -> N
     monkeypatch.setattr(module, function, patched)
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def assert_golden(actual: str, golden: Path) -> None:
     """`actual` equals the golden file. With ADOPTER_UPDATE_GOLDEN=1 a differing golden file is
     rewritten and the test still fails, so that a run which updates never passes unread."""

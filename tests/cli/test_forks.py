@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import misbehave_for
+from conftest import misbehave_for, process_alive
 from typer.testing import CliRunner
 
 from adopter.matches import pipeline
@@ -133,13 +133,6 @@ cli.main()
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def _kill_and_watch(tmp_path: Path, command: list[str], workers: int) -> list[int]:
     """Run the CLI with `command`, SIGKILL it once `workers` children hang, and return the
     children still alive a while later."""
@@ -160,14 +153,14 @@ def _kill_and_watch(tmp_path: Path, command: list[str], workers: int) -> list[in
         cli.send_signal(signal.SIGKILL)
         cli.wait()
         for _ in range(100):
-            if not any(map(_alive, children)):
+            if not any(map(process_alive, children)):
                 break
             time.sleep(0.1)
-        return [pid for pid in children if _alive(pid)]
+        return [pid for pid in children if process_alive(pid)]
     finally:
         cli.kill()
         for pid in children:
-            if _alive(pid):
+            if process_alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import process_alive
 from typer.testing import CliRunner
 
 from adopter.cli.app import app
@@ -80,13 +81,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def _terminate_mid_ground(command: list[str], cwd: Path, env: dict) -> tuple[int, float, list[int]]:
     """Start `adopter COMMAND`, send SIGTERM once a worker has run a second, and return the exit
     status, the seconds from the signal to the exit, and the workers still alive after it."""
@@ -106,11 +100,11 @@ def _terminate_mid_ground(command: list[str], cwd: Path, env: dict) -> tuple[int
         status = cli.wait(timeout=10)  # (a bound against hanging; the time it took is returned)
         took = time.monotonic() - sent
         time.sleep(0.2)
-        return status, took, [pid for pid in workers if _alive(pid)]
+        return status, took, [pid for pid in workers if process_alive(pid)]
     finally:
         cli.kill()
         for pid in workers:
-            if _alive(pid):
+            if process_alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
