@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -114,15 +115,18 @@ def unified_diff(patch) -> str:
                                         fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
-def output_name(path: str, roots: list[str]) -> Path:
-    """Where a patched copy goes under `--out`: its path below the directory argument that
-    holds it, or its file name for a file argument."""
-    resolved = Path(path).resolve()
-    for root in roots:
-        base = Path(root).resolve()
-        if base.is_dir() and resolved.is_relative_to(base):
-            return resolved.relative_to(base)
-    return Path(resolved.name)
+def output_base(roots: list[str]) -> Path:
+    """The folder `--out` and `--patches` name files below: the common parent of the
+    arguments (a directory as itself, a file as its folder), so that files of two arguments
+    (`a/m.py`, `b/m.py`) keep apart (`OUT/a/m.py`, `OUT/b/m.py`); one directory argument is
+    its own base (`OUT/m.py`). Paths are taken as written, symlinks unresolved."""
+    folders = [Path(os.path.abspath(root)) for root in roots]
+    return Path(os.path.commonpath([f if f.is_dir() else f.parent for f in folders]))
+
+
+def output_name(path: str, base: Path) -> Path:
+    """Where a file goes below `--out` or `--patches`: its path below `base` (`output_base`)."""
+    return Path(os.path.abspath(path)).relative_to(base)
 
 
 @dataclass
@@ -137,24 +141,29 @@ class Written:
 
 def write_patches(report: ApplyReport, roots: list[str], write: bool = False, out: Path | None = None,
                   patches: Path | None = None, backup: bool = True,
-                  show_diff: Callable[[str], None] | None = None) -> Written:
+                  show_diff: Callable[[str], None] | None = None, copy_all: bool = False) -> Written:
     """Write each changed file's patch: in place (`write`, atomically, with `FILE.orig` unless
     not `backup`), as a copy under `out`, as a `.diff` under `patches` (paths below the
-    argument in `roots` that holds the file), and hand each diff to `show_diff`. A file that
-    cannot be written is one diagnostic and the others go on; an interruption (Ctrl-C,
-    SIGTERM) stops after the file being written, and the result says which were."""
+    arguments' common folder, `output_base`), and hand each diff to `show_diff`. With
+    `copy_all`, `out` first gets a copy of every file under the arguments, so that it holds a
+    complete tree. A file that cannot be written is one diagnostic and the others go on; an
+    interruption (Ctrl-C, SIGTERM) stops after the file being written, and the result says
+    which were."""
     done = Written()
+    base = output_base(roots)
     try:
+        if out is not None and copy_all:
+            done.failures += _copy_tree(roots, base, out)
         for patch in (p for p in report.patches if p.changed):
             text = unified_diff(patch)
             if show_diff is not None:
                 show_diff(text)
             try:
                 if patches is not None:
-                    atomic_write_text(patches / output_name(patch.path, roots).with_suffix(".diff"), text, patch.encoding)
+                    atomic_write_text(patches / output_name(patch.path, base).with_suffix(".diff"), text, patch.encoding)
                 if out is not None:
-                    atomic_write_text(out / output_name(patch.path, roots), patch.patched, patch.encoding)
-                    done.files.append(str(out / output_name(patch.path, roots)))
+                    atomic_write_text(out / output_name(patch.path, base), patch.patched, patch.encoding)
+                    done.files.append(str(out / output_name(patch.path, base)))
                 if write:
                     write_in_place(patch, backup)
                     done.files.append(patch.path)
@@ -163,6 +172,24 @@ def write_patches(report: ApplyReport, roots: list[str], write: bool = False, ou
     except KeyboardInterrupt:
         done.interrupted = True
     return done
+
+
+def _copy_tree(roots: list[str], base: Path, out: Path) -> list[Diagnostic]:
+    """Copy every file under the arguments (a file argument: itself) to its place under `out`,
+    keeping its mode; the files that cannot be copied, one diagnostic each."""
+    failures = []
+    for root in roots:
+        top = Path(os.path.abspath(root))
+        files = [top] if not top.is_dir() else [Path(folder) / name for folder, _dirs, names in os.walk(top)
+                                                 for name in names]
+        for source in files:
+            target = out / source.relative_to(base)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+            except OSError as error:
+                failures.append(Diagnostic(str(source), None, None, f"not copied: {_write_error_reason(error)}"))
+    return failures
 
 
 def _write_error_reason(error: Exception) -> str:

@@ -242,6 +242,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           out: Optional[Path] = typer.Option(None, "--out", help="Write patched copies under this folder."),
           patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
           backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
+          copy_all: bool = typer.Option(False, "--copy-all", help="With --out, copy every file under the arguments "
+                                        "too, so that the folder holds a complete tree."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
           kernels: str = typer.Option("default", "--kernels", "-k",
@@ -280,7 +282,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     for (rule, reason), count in sorted(left_out.items()):
         sys.stderr.write(f"{rule}: {count} matches not rewritten, {reason} (`--kernels torch` rewrites them)\n")
     written = write_patches(report, paths, write=write, out=out, patches=patches, backup=backup,
-                            show_diff=sys.stdout.write if diff else None)
+                            show_diff=sys.stdout.write if diff else None, copy_all=copy_all)
     for failure in written.failures:
         _report(failure)
     if written.interrupted:

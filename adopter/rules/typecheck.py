@@ -206,6 +206,32 @@ def _check_targets(rule: Rule, modules: dict, tensors: dict, values: dict) -> No
                     else f"a construction value {values[node.output]}")
             raise _error(rule, node.output_line, node.output_col,
                          f"{node.output} is {what} and a tensor here; give the output another name")
+    _check_dropped(rule, modules, tensors, values)
+
+
+def _check_dropped(rule: Rule, modules: dict, tensors: dict, values: dict) -> None:
+    """A forward target replaces the source's nodes (but those it keeps): every value the
+    replaced nodes read from the matched code, and every module they call, must reach the
+    target (a module may instead be rebuilt by the target's `init:`, from its construction);
+    else the rewritten code would not compute with it, and would be wrong without a word."""
+    if not rule.forward_target:
+        return
+    passed = {item.arg.var for node in rule.forward_target for item in _var_inputs(node)}
+    passed |= {node.callee for node in rule.forward_target if node.kind == "layer" and node.callee.startswith("$")}
+    kept = set(rule.kept_nodes)
+    for i, node in enumerate(rule.forward_source):
+        if i in kept:
+            continue
+        for item in _var_inputs(node):
+            v = item.arg.var
+            if v not in tensors and v not in modules and v not in values and v not in passed:
+                raise _error(rule, item.line, item.col,
+                             f"{v} is a value the matched code passes in, and the target does not pass it on: the "
+                             f"rewrite would drop it; pass {v} to the target")
+        if node.kind == "layer" and node.callee.startswith("$") and node.callee not in passed and not rule.init_target:
+            raise _error(rule, node.line, node.col,
+                         f"{node.callee} is a module the source calls, and the target neither calls it, passes it "
+                         f"on, nor rebuilds it in `init:`: the rewrite would drop its computation")
 
 
 def _check_names(rule: Rule) -> None:

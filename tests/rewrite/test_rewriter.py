@@ -614,3 +614,36 @@ def test_a_match_scanned_without_its_layout_is_not_rewritten():
     assert bare and all(m.layout is None for m in bare)
     with pytest.raises(ValueError, match="no layout"):
         patch_source(str(fixture), fixture.read_text(), bare, {r.key: r for r in rules})
+
+
+SOFTMAX_MODEL = ("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+                 "    def forward(self, x):\n        return F.softmax(x, dim=-1)\n")
+
+
+def test_out_and_patches_keep_the_files_of_two_folders_apart(tmp_path):
+    """`apply a b --out OUT` wrote a/m.py and b/m.py both to OUT/m.py, b's last: each file now
+    keeps its path below the arguments' common folder."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text(SOFTMAX_MODEL.replace("x, dim", f"x + 0 * {len(folder)}, dim"))
+    result = run_cli("apply", "a", "b", "--rules", "softmax", "--kernels", "torch", "--out", "OUT", "--patches", "P",
+                     "--no-cache", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(str(p.relative_to(tmp_path / "OUT")) for p in (tmp_path / "OUT").rglob("*.py")) == ["a/m.py", "b/m.py"]
+    assert sorted(str(p.relative_to(tmp_path / "P")) for p in (tmp_path / "P").rglob("*.diff")) == ["a/m.diff", "b/m.diff"]
+    assert "softmax_last_dim" in (tmp_path / "OUT" / "a" / "m.py").read_text()
+    # one folder argument is its own base, as before
+    one = run_cli("apply", "a", "--rules", "softmax", "--kernels", "torch", "--out", "ONE", "--no-cache", cwd=tmp_path)
+    assert one.returncode == 0 and [p.name for p in (tmp_path / "ONE").iterdir()] == ["m.py"]
+
+
+def test_copy_all_writes_a_complete_tree(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "m.py").write_text(SOFTMAX_MODEL)
+    (tmp_path / "pkg" / "data.json").write_text("{}")
+    result = run_cli("apply", "pkg", "--rules", "softmax", "--kernels", "torch", "--out", "OUT", "--copy-all",
+                     "--no-cache", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "OUT").iterdir()) == ["__init__.py", "data.json", "m.py"]
+    assert "softmax_last_dim" in (tmp_path / "OUT" / "m.py").read_text()

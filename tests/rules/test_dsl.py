@@ -14,7 +14,7 @@ init: torch.nn.Dropout(0.1) -> $d; torch.nn.LayerNorm(eps=1e-5, bias!=False) -> 
 forward:
     $d($x) -> $a; $a + $r -> $s; -$s -> $m; $n($m) -> $y; * ; torch.nn.functional.softmax($y, dim=-1) -> $z
     =>
-    kernels.Fused($x, $r) -> $z
+    kernels.Fused($d, $n, $x, $r) -> $z
 """
 
 
