@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 from adopter.support.atomic import atomic_write_text, refuse_read_only
 from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE
 from adopter.records import Diagnostic
-from adopter.support.forks import Limits, Stopped, map_forked
+from adopter.support.forks import Limits, failure_reason, map_forked
 from adopter.records import Match
 from adopter.api.scan import scan
 from adopter.extract.sources import ModuleNames, decode_source, read_bytes, source_encoding
@@ -74,8 +74,7 @@ def patch_file(task: PatchTask):
 
 def _not_patched(path: str, why) -> Diagnostic:
     """A file whose rewriting worker died or broke a limit."""
-    return Diagnostic(path, None, None, why.reason("rewrite") if isinstance(why, Stopped)
-                      else f"rewrite failed: {str(why).strip()}")
+    return Diagnostic(path, None, None, failure_reason(why, "rewrite"))
 
 
 def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,

@@ -29,7 +29,7 @@ import clingo.ast
 from adopter.records import AdopterError, Diagnostic
 from adopter.datalog.engine import (MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, prepare, retain_controls, solve,
                                     symbol_value)
-from adopter.support.forks import Limits, Stopped, map_forked
+from adopter.support.forks import Limits, failure_reason, map_forked
 
 _PROGRAMS = (MAIN_PROGRAM, *QUERY_PROGRAMS)  # the analyses, and the relations only queries read
 from adopter.extract.python_facts import FileFacts
@@ -199,8 +199,7 @@ def run_query(all_facts: list[FileFacts], text: str, timeout: float | None = DEF
     limits = Limits(timeout or None, memory or None)
     for index, ok, value in map_forked(_answers, [(facts, query.rule) for facts in all_facts], workers, limits):
         if not ok:
-            why = value.reason("query", ("--timeout", "--memory")) if isinstance(value, Stopped) \
-                else f"query failed: {value.strip().splitlines()[-1]}"
+            why = failure_reason(value, "query", ("--timeout", "--memory"))
             raise QueryStopped(Diagnostic(all_facts[index].path, None, None, f"{why}; no answers are given"))
         if isinstance(value, str):  # clingo refused the rule (e.g. a variable only a negated literal binds)
             raise _invalid(text, value)

@@ -8,7 +8,7 @@ from adopter.datalog.engine import retain_controls
 from adopter.extract.sources import facts_of_file
 from adopter.matches.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, Structure, model_structures
 from adopter.records import AdopterError, Diagnostic
-from adopter.support.forks import Limits, Stopped, map_forked
+from adopter.support.forks import Limits, failure_reason, map_forked
 
 __all__ = ["DEFAULT_MAX_GUARDS", "SUMMARY_MAX_GUARDS", "Structure", "UnreadableFile", "structures"]
 
@@ -24,8 +24,7 @@ def structures(file: Path, class_name: str, function: str = "forward", max_guard
     a limit stops its analysis, AdopterError when the class or method is not there."""
     [(_, ok, value)] = list(map_forked(_structures, [(file, class_name, function, max_guards)], 1, limits))
     if not ok:
-        why = value.reason("analysis") if isinstance(value, Stopped) else f"analysis failed: {value.strip()}"
-        raise UnreadableFile(Diagnostic(str(file), None, None, why))
+        raise UnreadableFile(Diagnostic(str(file), None, None, failure_reason(value, "analysis")))
     kind, found = value
     if kind == "unreadable":
         raise UnreadableFile(found)

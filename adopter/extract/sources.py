@@ -11,6 +11,7 @@ import os
 import sys
 import tokenize
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from adopter.records import AdopterError, Diagnostic
@@ -114,8 +115,12 @@ class ModuleNames:
     roots: tuple[Path, ...] = ()
     names: tuple[tuple[str, str], ...] = ()
 
+    @cached_property
+    def _given(self) -> dict[str, str]:
+        return dict(self.names)
+
     def of(self, path: Path) -> str:
-        given = dict(self.names).get(str(path.absolute()))
+        given = self._given.get(str(path.absolute()))
         if given is not None:
             return given
         holding = [root for root in self.roots if path.absolute().is_relative_to(root.absolute())]

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 from adopter.support.cache import ResultCache, entry_key
 from adopter.records import Diagnostic
 from adopter.extract.tables import ROW_START, table_rows
-from adopter.support.forks import Limits, Stopped, map_forked
+from adopter.support.forks import Limits, failure_reason, map_forked
 from adopter.support.plain import from_plain, to_plain
 from adopter.records import Match, NearMiss
 from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, REPORTED, matches_from_model, near_misses_from_model, rules_program,
@@ -413,8 +413,7 @@ def _forked(tasks: list, units: list[list[int]], workers: int, limits: Limits, f
 
 def _failure(task: FileTask, why) -> FileAnalysis:
     path = str(task.path)
-    why = why.reason("analysis") if isinstance(why, Stopped) else f"analysis failed: {why.strip()}"
-    return FileAnalysis(path, [Diagnostic(path, None, None, why)])
+    return FileAnalysis(path, [Diagnostic(path, None, None, failure_reason(why, "analysis"))])
 
 
 def _analyse_unit_and_exit(tasks: list[FileTask]) -> list[FileAnalysis]:

@@ -58,6 +58,13 @@ class Stopped:
         return f"{step} stopped: needed more than {self.value:g} MB of memory ({options[1]})"
 
 
+def failure_reason(why: "Stopped | str", step: str,
+                   options: tuple[str, str] = ("--file-timeout", "--file-memory")) -> str:
+    """Why `step` failed in a worker: a limit it broke (`Stopped`), or the worker's own words
+    (`map_forked`'s failure value: a traceback's end, or how the process died)."""
+    return why.reason(step, options) if isinstance(why, Stopped) else f"{step} failed: {why.strip()}"
+
+
 def _linux_prctl():
     if not sys.platform.startswith("linux"):
         return None
