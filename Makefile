@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 
-.PHONY: setup zoo zoo-modern facts match patch patch-torch verify verify-torch eval eval-modern eval-sites gate gate-modern timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
+.PHONY: setup zoo zoo-modern zoo-dev facts match patch patch-torch verify verify-torch eval eval-modern eval-dev eval-sites gate gate-modern timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,11 @@ zoo: setup
 # wheels, checked against evaluation/modern/MANIFEST.tsv.
 zoo-modern: setup
 	$(BIN)/python -m evaluation.zoo_modern --dest modern_models
+
+# The development corpus (issue 50): model code of litgpt 0.5.13, torchtitan 0.3.0, torchvision
+# 0.29.1 and x-transformers 2.31.10 from pinned wheels, checked against evaluation/dev/MANIFEST.tsv.
+zoo-dev: setup
+	$(BIN)/python -m evaluation.zoo_dev --dest dev_models
 
 $(ZOO)/modeling_bert.py $(ZOO)/MODULES.tsv:
 	$(MAKE) zoo
@@ -53,6 +58,11 @@ eval: build/matches.jsonl
 # ground truth written by reading it (evaluation/groundtruth/modern/), under build/eval-modern/.
 eval-modern: setup
 	$(BIN)/python -m evaluation.evaluate_modern --corpora modern_models
+
+# Precision/recall per family and corpus on the development corpus (make zoo-dev), over every
+# spelling, against the ground truth read from it (evaluation/groundtruth/dev/), under build/eval-dev/.
+eval-dev: setup
+	$(BIN)/python -m evaluation.evaluate_dev --corpora dev_models
 
 # One rule's reach over a whole corpus against a reference set read from the code: timm 1.0.31's
 # literal Conv2d -> BatchNorm2d, transformers 5.23.0's Dropout -> add -> LayerNorm (build/eval-sites/).

@@ -46,7 +46,7 @@ MODULE_BASES = {"nn.Module", "torch.nn.Module", "Module"}  # matched as written 
 RECORDS = Path(__file__).resolve().parent / "modern"
 MANIFEST_NAME = "MANIFEST.tsv"
 SAMPLE_NAME = "sample.tsv"
-CORPUS_FOLDER = re.compile(r"[a-z_]+-\d+(\.\d+)*")  # `<package>-<version>`, as under modern_models/
+CORPUS_FOLDER = re.compile(r"[a-z_-]+-\d+(\.\d+)*")  # `<package>-<version>`, as under modern_models/
 
 
 def corpus_root(path: Path) -> Path | None:
@@ -102,7 +102,8 @@ CORPORA = (
 def download_wheel(package: str, version: str, into: Path) -> Path:
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                     f"{package}=={version}", "-d", str(into)], check=True)
-    (wheel,) = into.glob(f"{package}-{version}-*.whl")
+    # a wheel's file name spells the project with underscores (`x_transformers-2.31.10-...`)
+    (wheel,) = into.glob(f"{re.sub(r'[-_.]+', '_', package)}-{version}-*.whl")
     return wheel
 
 

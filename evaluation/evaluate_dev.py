@@ -1,0 +1,75 @@
+"""`make eval-dev`: scan the development corpus (litgpt, torchtitan, torchvision, x-transformers;
+`make zoo-dev`) with every bundled rule and score it per family and corpus against the ground
+truth written by reading it (evaluation/groundtruth/dev/locations.tsv), over every spelling.
+
+A location is (corpus, path, family, line): a rule's matches count for the family its id
+names (`FAMILY_OF_RULE`), at the line of the rule's first forward node, which each family's
+rules put at the ground truth's anchor. Rows that need another file of the project (`needs` =
+`project`, the whole-project issue) are counted apart, not scored. Writes
+build/eval-dev/matches.jsonl, summary.tsv and differences.tsv, and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from adopter.support.atomic import atomic_write_text
+from evaluation.evaluate_modern import found_locations, scan, summary
+from evaluation.zoo_modern import load_manifest
+
+HERE = Path(__file__).resolve().parent
+MANIFEST = HERE / "dev" / "MANIFEST.tsv"
+GROUNDTRUTH = HERE / "groundtruth" / "dev" / "locations.tsv"
+# A bundled rule id and the ground truth's family of it, where the two differ.
+FAMILY_OF_RULE = {"manual_attention": "attention", "rms_norm_upcast": "rms_norm"}
+
+
+def corpus_files(corpora: Path) -> list[Path]:
+    files = [corpora / corpus / path for corpus, path in sorted(load_manifest(MANIFEST))]
+    missing = [str(f) for f in files if not f.exists()]
+    if missing:
+        raise SystemExit(f"{missing[0]}: error: not fetched (run `make zoo-dev`); {len(missing)} files missing")
+    return files
+
+
+def by_family(found: pd.DataFrame) -> pd.DataFrame:
+    """The scan's locations with each rule's family in the `rule` column, the key `summary` scores."""
+    return found.assign(rule=found["rule"].map(lambda rule: FAMILY_OF_RULE.get(rule, rule)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", type=Path, default=Path("dev_models"))
+    parser.add_argument("--out", type=Path, default=Path("build/eval-dev"))
+    parser.add_argument("--matches", type=Path, help="score this scan output instead of scanning")
+    args = parser.parse_args(argv)
+    matches = args.matches
+    if matches is None:
+        matches = args.out / "matches.jsonl"
+        matches.parent.mkdir(parents=True, exist_ok=True)
+        scan(corpus_files(args.corpora), matches)
+    truth = pd.read_csv(GROUNDTRUTH, sep="\t", dtype={"line": int}, keep_default_na=False)
+    project = truth[truth["needs"] == "project"]
+    truth = truth[truth["needs"] == ""].rename(columns={"family": "rule"})
+    found = by_family(found_locations(matches, args.corpora))
+    other = found[~found["rule"].isin(set(truth["rule"]))]  # rules of no family the corpus was read for
+    table, differing = summary(found[found["rule"].isin(set(truth["rule"]))], truth)
+    atomic_write_text(args.out / "summary.tsv", table.to_csv(sep="\t", index=False))
+    atomic_write_text(args.out / "differences.tsv", differing.to_csv(sep="\t", index=False))
+    print(f"Development corpus, against {GROUNDTRUTH.name}, every spelling ({args.out}/summary.tsv):")
+    print(table.to_string(index=False))
+    print(f"\n{len(differing)} differing locations in {args.out}/differences.tsv")
+    if len(project):
+        print(f"{len(project)} locations need other files of their project (whole-project analysis), not scored: "
+              + ", ".join(f"{family} {n}" for family, n in project["family"].value_counts().sort_index().items()))
+    for rule, count in other["rule"].value_counts().sort_index().items():
+        print(f"{rule}: {count} matches of a family the ground truth was not read for, not scored")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
