@@ -78,10 +78,14 @@ class NodeSite:
     class_: str
     var: str  # the pattern's output variable
     sequential: bool  # a layer of an nn.Sequential (anchored at its constructor)
+    # for a node of a canonical operation: the spelling it is written in (`torch.Tensor.softmax`)
+    # and how it is called (function, method, or layer: an object called, a module or a stored function)
+    spelling: str = ""
+    form: str = ""
 
     def to_json(self) -> dict:
         return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,
-                "var": self.var, "sequential": self.sequential}
+                "var": self.var, "sequential": self.sequential, "spelling": self.spelling, "form": self.form}
 
 
 @dataclass

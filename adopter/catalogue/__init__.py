@@ -7,6 +7,8 @@ by evaluation/torch_catalogue.py (`make catalogue`), and read here only.
   pass by position or by keyword, with their positions: `F.softmax(input=x)` passes input 0.
 - `constructors/torch.tsv`: for each module class, its `__init__` parameters (position, or
   empty for a keyword-only one): what a rewrite may carry over to a kernel's constructor.
+- `ops/torch.tsv` (written by hand): the canonical operations and every spelling of each
+  (function, tensor method, module), with the positional parameters of the builtins among them.
 
 The analyses (adopter/datalog/) and the rules and rewriter above them read these files
 through this module; nothing else holds a library signature.
@@ -40,11 +42,51 @@ def kinds() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def input_keywords() -> dict[str, tuple[tuple[str, int], ...]]:
     """Qualified name -> the (parameter, position) pairs a call may pass by position or by
-    keyword, in position order."""
+    keyword, in position order (a method's receiver is position 0). Builtins take theirs from
+    the operations table."""
     found: dict[str, list[tuple[str, int]]] = {}
     for name, parameter, position in _rows(CATALOGUE_DIR / "inputs", "name\tparameter\tposition"):
         found.setdefault(name, []).append((parameter, int(position)))
+    for spelling in spellings():
+        if spelling.parameters and spelling.name not in found:
+            found[spelling.name] = [(parameter, i) for i, parameter in enumerate(spelling.parameters)]
     return {name: tuple(sorted(pairs, key=lambda pair: pair[1])) for name, pairs in found.items()}
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """One way to write a canonical operation: `torch.Tensor.softmax` (a method) of
+    `torch.nn.functional.softmax`."""
+
+    op: str
+    name: str
+    form: str  # function, method or module
+    parameters: tuple[str, ...]  # positional, the receiver first; empty where inputs/ has them
+
+
+FORMS = ("function", "method", "module")
+
+
+@lru_cache(maxsize=1)
+def spellings() -> tuple[Spelling, ...]:
+    """Every spelling of every canonical operation (ops/torch.tsv)."""
+    found = []
+    for op, name, form, parameters in _rows(CATALOGUE_DIR / "ops", "op\tspelling\tform\tparameters"):
+        if form not in FORMS:
+            raise ValueError(f"ops: {name}: form {form!r} is not one of {FORMS}")
+        found.append(Spelling(op, name, form, tuple(p for p in parameters.split(",") if p)))
+    return tuple(found)
+
+
+@lru_cache(maxsize=1)
+def op_of() -> dict[str, str]:
+    """Spelling -> its canonical operation."""
+    return {s.name: s.op for s in spellings()}
+
+
+def spellings_of(op: str) -> tuple[str, ...]:
+    """The spellings of canonical operation `op`, `op` itself first (itself alone when the table has no other)."""
+    return (op, *sorted(s.name for s in spellings() if s.op == op and s.name != op))
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,8 @@ def analysis_parts(variant: str = "full") -> list[tuple[str, list[clingo.Symbol]
     return [(variant if slot == replaced else part, []) for slot, part in SLOTS.items()]
 
 
-MATCH_PROGRAMS = tuple(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp", "layout.lp"))
+MATCH_PROGRAMS = (*(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp", "layout.lp")),
+                  DATALOG_DIR / "ops" / "canonical.lp")
 QUERY_PROGRAMS = (DATALOG_DIR / "addons" / "queries.lp",)  # relations only queries read
 
 
@@ -111,10 +112,13 @@ def catalogue_facts() -> str:
     """What the analyses read of the catalogue (adopter/catalogue/), as facts:
     `input_keyword(Type, Keyword, Position)`: a call of Type may pass its input Position by
     Keyword (`F.softmax(input=x)`); `library_module(Type)`: Type is a module class (a layer
-    when an object of it is called)."""
+    when an object of it is called); `op_spelling(Op, Type, Form)`: a call of Type, written in
+    Form (function, method, module), computes the canonical operation Op (`torch.Tensor.softmax`,
+    a method, computes `torch.nn.functional.softmax`)."""
     facts = [f'input_keyword("{_escape(name)}","{_escape(keyword)}",{position}).'
              for name, pairs in sorted(catalogue.input_keywords().items()) for keyword, position in pairs]
     facts += [f'library_module("{_escape(name)}").' for name, kind in sorted(catalogue.kinds().items()) if kind == "module"]
+    facts += [f'op_spelling("{_escape(s.op)}","{_escape(s.name)}",{s.form}).' for s in catalogue.spellings()]
     return "\n".join(facts) + "\n"
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from adopter.rewrite.conditions import disjunction
-from adopter.rewrite.inputs import TENSOR_METHOD, keywords_at, pattern_input
+from adopter.rewrite.inputs import matched_input
 from adopter.rewrite.kernel_sets import kernel_for
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, Unsafe
 
@@ -168,11 +168,10 @@ def _target_call(planner, target: PatternNode, source, expressions) -> cst.Call:
     produced = {s.output for s in source}
     external: dict[str, cst.BaseExpression] = {}
     for i, s in enumerate(source):
-        method = s.kind == "layer" and (s.callee or "").startswith(TENSOR_METHOD)
         for item in s.inputs:
             if item.arg.var and item.arg.var not in produced and item.arg.var not in external:
                 if item.arg.var not in planner.ctors:
-                    external[item.arg.var] = pattern_input(expressions[i], item, method, keywords_at(s, item.position))
+                    external[item.arg.var] = matched_input(expressions[i], item, s, planner.match.nodes[i])
 
     def input_value(var: str) -> cst.BaseExpression:
         if var not in external:

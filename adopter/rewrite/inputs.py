@@ -6,6 +6,7 @@ import dataclasses
 
 import libcst as cst
 
+from adopter.records import NodeSite
 from adopter.rewrite.adapters import code
 from adopter.rewrite.spans import Unsafe
 from adopter.rules.model import Input, PatternNode
@@ -19,6 +20,18 @@ def keywords_at(pattern: PatternNode, position) -> set[str]:
     if not isinstance(position, int) or pattern.kind != "layer":
         return set()
     return {keyword for callee in pattern.callees for keyword, at in input_keywords().get(callee, ()) if at == position}
+
+
+def matched_input(node: cst.CSTNode, item: Input, pattern: PatternNode, site: NodeSite) -> cst.BaseExpression:
+    """The expression input `item` of `pattern` is in the matched `node`, read as the code spells
+    it: a node of a canonical operation is written in its own spelling (`torch.pow(x, 2)` for a
+    pattern's `torch.Tensor.pow($x, 2)`), which the analysis reports with the site."""
+    if not site.spelling:
+        method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
+        return pattern_input(node, item, method, keywords_at(pattern, item.position))
+    keywords = ({keyword for keyword, at in input_keywords().get(site.spelling, ()) if at == item.position}
+                if isinstance(item.position, int) else set())
+    return pattern_input(node, item, site.form == "method", keywords)
 
 
 def pattern_input(node: cst.CSTNode, item: Input, method: bool = False, keywords: set[str] = frozenset()) -> cst.BaseExpression:

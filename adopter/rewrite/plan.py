@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from adopter.records import MODULE_LEVEL, Match, is_nested
-from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, code, source_signature
+from adopter.records import MODULE_LEVEL, Match, NodeSite, is_nested
+from adopter.catalogue import call_signature, constructors, op_of
+from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, bind, code, source_signature
 from adopter.rewrite.kernel_sets import PAPER, kernel_for
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
-from adopter.rewrite.inputs import TENSOR_METHOD, keywords_at, pattern_input
+from adopter.rewrite.inputs import TENSOR_METHOD, matched_input
 from adopter.rewrite.spans import EditSet, Unsafe
 from adopter.rules.model import PatternNode, Rule, oriented
 
@@ -300,16 +301,25 @@ class _Planner:
         return node
 
     def substitute(self, i: int, target: PatternNode) -> None:
+        site = self.match.nodes[i]
         original = self.node_call(i)
         func = self.callee(target.callee)
         adapter = CALL_ADAPTERS.get(target.callee)
         if adapter is None and target.inputs != self.rule.forward_source[i].inputs:
             raise Unsafe("a substituted node with other inputs needs a kernel adapter")
-        signature = source_signature(self.rule.forward_source[i].callees)
+        if site.form == "layer" and not isinstance(original.func, cst.Call):
+            # (`self.attend(x)` with `self.attend = nn.Softmax(dim=-1)`, or a stored `partial(F.softmax, ...)`:
+            # what the call computes depends on arguments given where the object was built)
+            raise Unsafe(f"`{code(original.func)}(...)` calls an object ({site.spelling}) whose arguments are set "
+                         "where it is built, not in this call; it is not substituted")
+        signature = (call_signature(op_of().get(site.spelling, site.spelling)) if site.form == "layer"
+                     else call_signature(site.spelling) if site.spelling
+                     else source_signature(self.rule.forward_source[i].callees))
         if adapter is not None:
-            adapter(original, signature)  # refuses here, before any edit, if the arguments do not fit
+            adapter(as_function(original, site), signature)  # refuses here, before any edit, if the arguments do not fit
 
         def edit(node: cst.Call) -> cst.Call:
+            node = as_function(node, site)
             return node.with_changes(func=func, args=adapter(node, signature) if adapter else node.args)
 
         self.plan.edits.at(self.ctx.key("Call", self.match.nodes[i].span)).fns.append(edit)
@@ -346,13 +356,13 @@ class _Planner:
             # Nested in another matched node (the last, or a folded statement's value,
             # e.g. `x.to(f).pow(2)` inside `.mean(...)`): captured where it stands.
             if i in self.match.layout.nested:
-                self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, captured))
+                self.plan.edits.at(self.expression_key(s, site, f"node {i + 1}")).fns.append(_capturer(i, s, site, captured))
                 continue
             line = self.ctx.statement_line(site.stmt, f"node {i + 1}'s statement")
             if i in self.match.layout.fold_unfit:
                 raise Unsafe(f"line {site.span[0]} is not `name = <call or operation>`, so it cannot be folded away")
             edit = self.plan.edits.at(self.ctx.key_of[id(line)])
-            edit.fns.append(_statement_capturer(i, s, captured))
+            edit.fns.append(_statement_capturer(i, s, site, captured))
             edit.remove = True
             moved.append(line)
         self.check_adjacent(moved, last_line)
@@ -366,7 +376,7 @@ class _Planner:
             return captured[external[var]]
 
         def replace(node: cst.Call | cst.BinaryOperation) -> cst.Call:
-            _capture(n, last_pattern, node, captured)
+            _capture(n, last_pattern, last, node, captured)
             args = self.target_args(target, input_value)
             if isinstance(node, cst.BinaryOperation):  # a call needs no parentheses of its own
                 return cst.Call(func=func, args=args)
@@ -445,21 +455,38 @@ _CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def _capture(i: int, pattern: PatternNode, node: cst.CSTNode, captured: dict) -> None:
-    method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
+def as_function(call: cst.Call, site: NodeSite) -> cst.Call:
+    """A method call `x.f(a)` of a canonical operation as the function call `f(x, a)` its signature
+    describes (the receiver is input 0); a module built where it is called, `nn.Softmax(dim=-1)(x)`,
+    as its operation's function called with the module's arguments by name, `softmax(x, dim=-1)`
+    (the catalogue's constructor signature names them); another call as it is."""
+    if site.form == "layer" and isinstance(call.func, cst.Call):
+        built = bind(call.func, constructors().get(site.spelling))
+        return call.with_changes(args=[*call.args, *(cst.Arg(value, keyword=cst.Name(name)) for name, value in built.items())])
+    if site.form != "method":
+        return call
+    if not isinstance(call.func, cst.Attribute):
+        raise Unsafe(f"`{code(call)}` is not a method call")
+    receiver = call.func.value
+    if isinstance(receiver, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison)):
+        receiver = receiver.with_changes(lpar=receiver.lpar or [cst.LeftParen()], rpar=receiver.rpar or [cst.RightParen()])
+    return call.with_changes(args=[cst.Arg(receiver), *call.args])
+
+
+def _capture(i: int, pattern: PatternNode, site: NodeSite, node: cst.CSTNode, captured: dict) -> None:
     for item in pattern.inputs:
-        captured[(i, item.position, item.element)] = pattern_input(node, item, method, keywords_at(pattern, item.position))
+        captured[(i, item.position, item.element)] = matched_input(node, item, pattern, site)
 
 
-def _capturer(i: int, pattern: PatternNode, captured: dict):
+def _capturer(i: int, pattern: PatternNode, site: NodeSite, captured: dict):
     def edit(node):
-        _capture(i, pattern, node, captured)
+        _capture(i, pattern, site, node, captured)
         return node
     return edit
 
 
-def _statement_capturer(i: int, pattern: PatternNode, captured: dict):
+def _statement_capturer(i: int, pattern: PatternNode, site: NodeSite, captured: dict):
     def edit(line: cst.SimpleStatementLine):
-        _capture(i, pattern, line.body[0].value, captured)
+        _capture(i, pattern, site, line.body[0].value, captured)
         return line
     return edit

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adopter.catalogue import op_of, spellings_of
 from adopter.rules.join_plan import binding_order, chain
-from adopter.rules.model import Input, Rule
+from adopter.rules.model import Input, PatternNode, Rule
+from adopter.rules.symmetry import ordered_pairs
 
 
 def q(text: str) -> str:
@@ -91,12 +93,18 @@ class Pattern:
             if node.kind == "layer" and node.callee.startswith("$"):
                 found += self.rule.init_source[self.ctor_index[node.callee]].callees  # its constructor's type
             elif node.kind == "layer":
-                found += node.callees
+                found += spelled(node.callees)
             elif node.kind in ("binary", "unary"):
                 found.append(node.op)
             else:
                 found.append(None)
         return found
+
+
+def spelled(callees: tuple[str, ...]) -> list[str]:
+    """The callees with every spelling of the canonical operations among them (the catalogue's
+    ops/): a pattern node naming `torch.Tensor.softmax` matches `F.softmax(x)` too."""
+    return sorted({s for c in callees for s in (spellings_of(op_of()[c]) if c in op_of() else (c,))})
 
 
 def compile_rule(rule: Rule) -> str:
@@ -144,6 +152,10 @@ def body_literals(pattern: Pattern) -> list[str]:
         if node.kind == "layer" and node.callee.startswith("$"):
             j = pattern.ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
+        elif node.kind == "layer" and all(c in op_of() for c in node.callees):
+            # a spelling of a canonical operation stands for all of them (ops/canonical.lp)
+            ops = sorted({op_of()[c] for c in node.callees})
+            body += [f"node_op({x}, ({';'.join(map(q, ops))}))", f"not node_kind({x}, op)"]
         elif node.kind == "layer":  # (alternatives `a|b` as a pool: one rule per type)
             body += [f"node_type({x}, ({';'.join(map(q, node.callees))}))", f"not node_kind({x}, op)"]
         elif node.kind in ("binary", "unary"):
@@ -170,19 +182,43 @@ def body_literals(pattern: Pattern) -> list[str]:
             else:
                 body.append(f"ctor_arg({c}, {at}, _Arg{j + 1}_{k + 1})")  # named, not `_` (adopter/datalog/main.lp says why)
     body += _shared_values(pattern)
-    # `;` is a sequence: the nodes run in the pattern's order. A node has one key (node_key
-    # in adopter/datalog/match/support.lp is a function of the node's site), so K1 < K2 < ... also
-    # makes the nodes distinct: no `Xi != Xj` literals, which would grow with the square of
-    # the pattern's length. Constructors have no order: two `init:` nodes are two objects.
-    # A node written after `&` has no order against the one before it; it is kept distinct
-    # from the nodes before it by `!=` instead (a few such nodes, so few literals).
-    for k, node in enumerate(fwd[1:], 1):
-        if node.ordered:
-            body.append(f"K{k} < K{k + 1}")
-        else:
-            body += [f"{xs[i]} != {xs[k]}" for i in range(k)]
+    # The written order means nothing: a node runs after the nodes whose outputs it reads (one
+    # `Ki < Kj` per edge: node_key in adopter/datalog/match/support.lp is a function of the
+    # node's site, so this also keeps them distinct, and a value carried around a loop is no
+    # flow between two pattern nodes), and otherwise in any order. Interchangeable nodes (the
+    # pattern's automorphisms: adopter/rules/symmetry.py) are ordered by where they run, which
+    # finds each match once. Two nodes left unordered that could be one node (of one kind and
+    # type) are kept distinct by `!=`: a chain has none, so the literals grow with the pattern's
+    # edges, not with the square of its length. Constructors have no order: two `init:` nodes
+    # are two objects.
+    ordered = set(ordered_pairs(rule)) | set(pattern_edges(pattern))
+    body += [f"K{i + 1} < K{j + 1}" for i, j in sorted(ordered)]
+    before = precedence(len(fwd), ordered)
+    body += [f"{xs[i]} != {xs[j]}" for j in range(len(fwd)) for i in range(j)
+             if (i, j) not in before and (j, i) not in before and may_coincide(fwd[i], fwd[j])]
     body += [f"{a} != {b}" for k, a in enumerate(cs) for b in cs[k + 1:]]
     return body
+
+
+def pattern_edges(pattern: Pattern) -> list[tuple[int, int]]:
+    """(i, j): node j reads node i's output (also a part of it)."""
+    return sorted({(info.producer, i) for info in pattern.variables.values() if info.producer is not None
+                   for i, _item in info.uses if i != info.producer})
+
+
+def precedence(n: int, ordered: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The transitive closure of `ordered`: (i, j) where node i runs before node j."""
+    before = set(ordered)
+    for k in range(n):
+        before |= {(i, j) for i, kk in before if kk == k for kk2, j in before if kk2 == k}
+    return before
+
+
+def may_coincide(a: PatternNode, b: PatternNode) -> bool:
+    """Two pattern nodes one DL node could stand for: of one kind, and for operators one operator."""
+    if "wildcard" in (a.kind, b.kind):
+        return True
+    return a.kind == b.kind and (a.kind == "layer" or a.op == b.op)
 
 
 def _shared_values(pattern: Pattern) -> list[str]:
@@ -241,7 +277,7 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     for node in fwd:
         at = sorted({_pos(item, whole=True) for item in node.inputs if item.element is not None})
         callees = init[pattern.ctor_index[node.callee]].callees if node.callee and node.callee.startswith("$") else node.callees
-        lines += [f"elements_asked({q(t)}, {p})." for t in callees for p in at]
+        lines += [f"elements_asked({q(t)}, {p})." for t in spelled(callees) for p in at]
     if rule.guards == "equal":  # the layers the init part binds run exactly when each other do (else every node)
         lines.append(f"guards_equal({name}).")
         bound = [i for i, node in enumerate(fwd) if node.kind == "layer" and node.callee.startswith("$")]

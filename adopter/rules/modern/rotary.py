@@ -101,7 +101,7 @@ def apply_product_kept(q, cos, sin):
 
 
 def apply_rotated_first(q, cos, sin):
-    # the rotated half is computed first (rotary.rotation_first.adopt: found, not rewritten)
+    # the rotated half is computed first: the written order of the nodes means nothing
     # match: rotary
     return (rotate_half(q) * sin) + (q * cos)
 

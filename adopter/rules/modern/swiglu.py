@@ -132,8 +132,8 @@ class ClampBetween(LlamaMLP):
 
 class UpFirst(LlamaMLP):
     def forward(self, x):
-        # the up projection runs first: the pattern's order is gate, act, up (known limit)
-        # todo-match: swiglu
+        # the up projection runs first: the written order of the nodes means nothing
+        # match: swiglu
         return self.down_proj(self.up_proj(x) * self.act_fn(self.gate_proj(x)))
 
 

@@ -1,4 +1,6 @@
 # Fixture for adopter/rules/paper/softmax.adopt: `# match: <id>` / `# no-match: <id>` annotate the next line.
+import functools
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -18,15 +20,46 @@ class Attention(nn.Module):
         d = sm(scores, -1)
         # match: softmax
         e = functional.softmax(scores, dim=1)
-        # no-match: softmax
+        # match: softmax
         f = torch.softmax(scores, dim=-1)
-        # no-match: softmax
+        # match: softmax
         g = scores.softmax(dim=-1)
-        return a, b, c, d, e, f, g
+        # no-match: softmax
+        h = scores.log_softmax(dim=-1)
+        return a, b, c, d, e, f, g, h
 
     def scale(self, x):
         # match: softmax
         return F.softmax(x, dim=-1) * 2
+
+
+class Spellings(nn.Module):
+    """Every spelling of a softmax is one: a module built in `__init__` or where it is called, a
+    `functools.partial` of F.softmax (also of a partial) stored on self, a method of a value not
+    known to be a tensor (a loop variable)."""
+    def __init__(self):
+        super().__init__()
+        self.attend = nn.Softmax(dim=-1)
+        self.attn_fn = functools.partial(functools.partial(F.softmax, dim=-1), dtype=torch.float32)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, scores, pairs):
+        # match: softmax
+        a = self.attend(scores)
+        # match: softmax
+        b = nn.Softmax(dim=-1)(scores)
+        # match: softmax
+        c = self.attn_fn(scores)
+        for logits, _ in zip(pairs, pairs):
+            # match: softmax
+            d = logits.softmax(-1)
+        # no-match: softmax
+        e = nn.Softmax(-1)
+        # no-match: softmax
+        f = self.norm(scores)
+        # match: softmax
+        g = e(f)
+        return a + b + c + d + g
 
 
 class Shadowed(nn.Module):
