@@ -192,3 +192,33 @@ def test_helper_contexts_go_three_deep_below_forward_and_one_deep_below_other_me
     # depth 0: the 7 methods; depth 1: a, b and c open two each, forward opens f, f opens g,
     # g opens h (each method a root of its own); below forward only: f -> g, then g -> h
     assert depths == {0: 7, 1: 6 + 3, 2: 1, 3: 1}
+
+
+def test_a_static_method_called_through_its_class_runs_with_its_parameters_from_0():
+    code = """
+    import torch
+    from torch import nn
+    class Rope(nn.Module):
+        @staticmethod
+        def rotate(x, k):
+            return torch.roll(x, k)
+        def forward(self, q):
+            return Rope.rotate(q, 2) + self.rotate(q, 3)
+    """
+    assert structures_of(code, "Rope") == ["torch.roll(q, 2) -> t1; torch.roll(q, 3) -> t2; … + … -> t3"]
+
+
+def test_a_subclass_overriding_a_method_its_base_forward_calls_runs_its_own():
+    code = """
+    import torch
+    from torch import nn
+    class Base(nn.Module):
+        def forward(self, q):
+            return self.apply(q)
+        def apply(self, q):
+            return q
+    class Sub(Base):
+        def apply(self, q):
+            return torch.tanh(q)
+    """
+    assert structures_of(code, "Sub") == ["torch.tanh(q) -> t1"]

@@ -1,5 +1,6 @@
 # Fixture for adopter/rules/modern/rms_norm.adopt.
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -67,3 +68,42 @@ class SqrtDivide(LlamaRMSNorm):
         # no-match: rms_norm
         variance = x.pow(2).mean(-1, keepdim=True)
         return x / torch.sqrt(variance + self.variance_epsilon)
+
+
+class FunctionSpellings(LlamaRMSNorm):
+    def forward(self, x):
+        # torch.pow and torch.mean are the tensor methods' operations (adopter/catalogue/ops/)
+        # match: rms_norm
+        variance = torch.mean(torch.pow(x, 2), dim=-1, keepdim=True)
+        return x * torch.rsqrt(variance + self.variance_epsilon)
+
+
+class Normalized(nn.Module):
+    """x-transformers' RMSNorm: an L2 normalisation times sqrt(dim) and a gain (rms_norm.normalize.adopt)."""
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = dim ** 0.5
+        self.g = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        # match: rms_norm
+        return F.normalize(x, dim=-1) * self.scale * self.g
+
+
+class NormalizedFirst(Normalized):
+    def forward(self, x):
+        # match: rms_norm
+        normed = F.normalize(x, dim=-1)
+        return normed * self.scale
+
+
+class NormalizedChannels(Normalized):
+    def forward(self, x):
+        # no-match: rms_norm
+        return F.normalize(x, dim=1) * self.scale
+
+
+class NormalizedAlone(Normalized):
+    def forward(self, x):
+        # no-match: rms_norm
+        return F.normalize(x, dim=-1)

@@ -202,6 +202,25 @@ def apply_matrix_same_column(q, freqs_cis):
     return q_out.reshape(*q.shape).type_as(q)
 
 
+def apply_named_half(x, cos, sin):
+    # litgpt: the half size is a name, `x.size(-1) // 2`
+    head_size_half = x.size(-1) // 2
+    x1 = x[..., :head_size_half]
+    x2 = x[..., head_size_half:]
+    rotated = torch.cat((-x2, x1), dim=-1)
+    # match: rotary
+    return (x * cos) + (rotated * sin)
+
+
+def apply_other_name_half(x, y, cos, sin):
+    half = y.size(-1) // 2
+    x1 = x[..., :half]
+    x2 = x[..., half:]
+    rotated = torch.cat((-x2, x1), dim=-1)
+    # no-match: rotary
+    return (x * cos) + (rotated * sin)
+
+
 class Attention(nn.Module):
     def __init__(self, hidden, heads):
         super().__init__()
@@ -221,7 +240,8 @@ class Attention(nn.Module):
                apply_rotation_built_first(q, cos, sin), apply_unbound(q, cos, sin), apply_unbound_last(q, cos, sin),
                apply_pairs_reshaped(q, cos, sin), apply_pairs_other_shape(q, k, cos, sin),
                apply_pairs_unflattened(q, cos, sin), apply_pairs_of_dim_two(q, cos, sin), apply_matrix(q, cos),
-               apply_two_matrices(q, cos, sin), apply_matrix_same_column(q, cos)]
+               apply_two_matrices(q, cos, sin), apply_matrix_same_column(q, cos), apply_named_half(q, cos, sin),
+               apply_other_name_half(q, k, cos, sin)]
         return q_embed, k_embed, out
 
 
@@ -269,3 +289,30 @@ class InterleavedOtherStride(InMethod):
         rotated = torch.stack([-q[..., 1::3], q[..., ::3]], dim=-1).reshape_as(q)
         # no-match: rotary
         return q * cos + rotated * sin
+
+
+class StaticRotation(nn.Module):
+    """torchtitan's CosSinRoPE: rotate_half a static method called through the class's name,
+    in a method the subclass overrides and the base's forward calls."""
+    def forward(self, q, cos, sin):
+        return self.rotate(q, cos, sin)
+
+    def rotate(self, q, cos, sin):
+        return q
+
+
+class StaticRotationHalves(StaticRotation):
+    def __init__(self, hidden):
+        super().__init__()
+        self.proj = nn.Linear(hidden, hidden)
+
+    @staticmethod
+    def rotate_halves(x):
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2 :]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def rotate(self, q, cos, sin):
+        q = self.proj(q)
+        # match: rotary
+        return (q * cos) + (StaticRotationHalves.rotate_halves(q) * sin)

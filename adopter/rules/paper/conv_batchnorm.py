@@ -120,3 +120,24 @@ class ContradictoryGuards(nn.Module):
         if not self.pre:
             x = self.bn(x)
         return x
+
+
+class Video(nn.Module):
+    """Three dimensions: conv_batchnorm.conv3d.adopt (found, not rewritten)."""
+    def __init__(self):
+        self.stem = nn.Sequential(
+            # match: conv_batchnorm
+            nn.Conv3d(3, 8, kernel_size=(3, 7, 7), bias=False),
+            nn.BatchNorm3d(8),
+            nn.ReLU(inplace=True),
+        )
+        self.conv = nn.Conv3d(8, 8, 1)
+        self.bn = nn.BatchNorm3d(8)
+        self.bn2d = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        x = self.stem(x)
+        # match: conv_batchnorm
+        y = self.bn(self.conv(x))
+        # no-match: conv_batchnorm
+        return self.bn2d(self.conv(y))
