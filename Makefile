@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 
-.PHONY: setup zoo zoo-modern zoo-dev facts match patch patch-torch verify verify-torch eval eval-modern eval-dev eval-sites gate gate-modern timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
+.PHONY: setup zoo zoo-modern zoo-dev facts match patch patch-torch verify verify-torch eval eval-modern eval-dev eval-sites gate gate-modern gate-dev timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
 
 setup: $(VENV)/.installed
 
@@ -63,6 +63,10 @@ eval-modern: setup
 # spelling, against the ground truth read from it (evaluation/groundtruth/dev/), under build/eval-dev/.
 eval-dev: setup
 	$(BIN)/python -m evaluation.evaluate_dev --corpora dev_models
+
+# The same on the development corpus (needs make zoo-dev): floors in evaluation/baseline_dev.tsv.
+gate-dev: eval-dev
+	$(BIN)/python -m evaluation.gate --summary build/eval-dev/summary.tsv --floor evaluation/baseline_dev.tsv
 
 # One rule's reach over a whole corpus against a reference set read from the code: timm 1.0.31's
 # literal Conv2d -> BatchNorm2d, transformers 5.23.0's Dropout -> add -> LayerNorm (build/eval-sites/).

@@ -41,6 +41,21 @@ def by_family(found: pd.DataFrame) -> pd.DataFrame:
     return found.assign(rule=found["rule"].map(lambda rule: FAMILY_OF_RULE.get(rule, rule)))
 
 
+def score(found: pd.DataFrame, truth: pd.DataFrame):
+    """The summary and the differing locations of `found` (keyed by family) against the ground
+    truth's rows that the file alone shows; the found locations that need other files (neither
+    scored nor false positives); and those of families the corpus was not read for."""
+    scored = truth[truth["needs"] == ""].rename(columns={"family": "rule"})
+    project = truth[truth["needs"] == "project"].rename(columns={"family": "rule"})
+    families = set(truth["family"])
+    other = found[~found["rule"].isin(families)]
+    found = found[found["rule"].isin(families)]
+    ahead = found.merge(project[KEY], on=KEY)
+    kept = found.merge(ahead.drop_duplicates(), on=KEY, how="left", indicator=True)
+    table, differing = summary(kept[kept["_merge"] == "left_only"][KEY], scored)
+    return table, differing, ahead, other
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", type=Path, default=Path("dev_models"))
@@ -54,15 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         scan(corpus_files(args.corpora), matches)
     truth = pd.read_csv(GROUNDTRUTH, sep="\t", dtype={"line": int}, keep_default_na=False)
     project = truth[truth["needs"] == "project"]
-    truth = truth[truth["needs"] == ""].rename(columns={"family": "rule"})
-    found = by_family(found_locations(matches, args.corpora))
-    other = found[~found["rule"].isin(set(truth["rule"]))]  # rules of no family the corpus was read for
-    found = found[found["rule"].isin(set(truth["rule"]))]
-    # (a location that needs other files found all the same is neither scored nor a false positive)
-    ahead = found.merge(project.rename(columns={"family": "rule"})[KEY], on=KEY)
-    found = found.merge(ahead.drop_duplicates(), on=KEY, how="left", indicator=True)
-    found = found[found["_merge"] == "left_only"][KEY]
-    table, differing = summary(found, truth)
+    table, differing, ahead, other = score(by_family(found_locations(matches, args.corpora)), truth)
     atomic_write_text(args.out / "summary.tsv", table.to_csv(sep="\t", index=False))
     atomic_write_text(args.out / "differences.tsv", differing.to_csv(sep="\t", index=False))
     print(f"Development corpus, against {GROUNDTRUTH.name}, every spelling ({args.out}/summary.tsv):")
