@@ -60,11 +60,11 @@ class Spelling:
 
     op: str
     name: str
-    form: str  # function, method or module
+    form: str  # function, method, module or operator
     parameters: tuple[str, ...]  # positional, the receiver first; empty where inputs/ has them
 
 
-FORMS = ("function", "method", "module")
+FORMS = ("function", "method", "module", "operator")
 
 
 @lru_cache(maxsize=1)

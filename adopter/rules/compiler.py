@@ -101,6 +101,13 @@ class Pattern:
         return found
 
 
+def pattern_types_of(pattern: "Pattern", node) -> list[str]:
+    """The node types a layer pattern node stands for (its constructor's, for `$layer(...)`)."""
+    if node.callee and node.callee.startswith("$"):
+        return list(pattern.rule.init_source[pattern.ctor_index[node.callee]].callees)
+    return spelled(node.callees)
+
+
 def spelled(callees: tuple[str, ...]) -> list[str]:
     """The callees with every spelling of the canonical operations among them (the catalogue's
     ops/): a pattern node naming `torch.Tensor.softmax` matches `F.softmax(x)` too."""
@@ -148,14 +155,15 @@ def body_literals(pattern: Pattern) -> list[str]:
         if edge is None:
             body.append(f"rule_node_at({x}, R, K{i + 1})")  # a node of a rule root, and its key (support.lp)
         else:
-            body.append(f"rule_edge({xs[source]}, {pattern.pos(i, edge)}, {x}, R, K{i + 1})")
+            relation = "rule_reach" if edge.arg.reached else "rule_edge"
+            body.append(f"{relation}({xs[source]}, {pattern.pos(i, edge)}, {x}, R, K{i + 1})")
         if node.kind == "layer" and node.callee.startswith("$"):
             j = pattern.ctor_index[node.callee]
             body.append(f"ctor({x}, O{j + 1}, {cs[j]})")
         elif node.kind == "layer" and all(c in op_of() for c in node.callees):
             # a spelling of a canonical operation stands for all of them (ops/canonical.lp)
             ops = sorted({op_of()[c] for c in node.callees})
-            body += [f"node_op({x}, ({';'.join(map(q, ops))}))", f"not node_kind({x}, op)"]
+            body.append(f"node_op({x}, ({';'.join(map(q, ops))}))")  # (its spellings' forms: canonical.lp's form_kind/2)
         elif node.kind == "layer":  # (alternatives `a|b` as a pool: one rule per type)
             body += [f"node_type({x}, ({';'.join(map(q, node.callees))}))", f"not node_kind({x}, op)"]
         elif node.kind in ("binary", "unary"):
@@ -262,6 +270,7 @@ def pattern_facts(pattern: Pattern) -> list[str]:
             lines += [f"pattern_edge({name}, {info.producer}, {i})."
                       for i in sorted({i for i, item in info.uses if item.arg.part is None})]
     lines += [f"pattern_kept({name}, {i})." for i in rule.kept_nodes]
+    lines.append(f"rule_id({name}, {q(rule.id)}).")  # (shapes of one rule: checks.lp's subsumed/1)
     lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in pattern.types()})
     for info in variables.values():
         if info.external:
@@ -274,6 +283,13 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     kinds = {item.arg.part[0] for node in fwd for item in node.inputs if item.arg.part is not None}
     lines += [f"{asked}." for kind, asked in (("half", "halves_asked"), ("parity", "parities_asked"), ("item", "items_asked"))
               if kind in kinds]
+    # the types of the nodes a `~$s` input reaches from: support.lp follows element-wise chains from them only
+    reached = {variables[item.arg.var].producer for node in fwd for item in node.inputs
+               if item.arg.reached and variables[item.arg.var].producer is not None}
+    for i in sorted(reached):
+        source = fwd[i]
+        kinds = [source.op] if source.kind in ("binary", "unary") else pattern_types_of(pattern, source)
+        lines += [f"reach_type({q(t)})." for t in kinds]
     for node in fwd:
         at = sorted({_pos(item, whole=True) for item in node.inputs if item.element is not None})
         callees = init[pattern.ctor_index[node.callee]].callees if node.callee and node.callee.startswith("$") else node.callees
@@ -309,7 +325,7 @@ def _input_literals(x: str, pos: str, item: Input, variables: dict, xs: list[str
         return [f"input_{kind}({x}, {pos}, {which}, node({xs[info.producer]}))"]
     source = _edge_source(item, variables)
     if source is not None:
-        return [f"input_from({x}, {pos}, {xs[source]})"]
+        return [f"{'input_reach' if item.arg.reached else 'input_from'}({x}, {pos}, {xs[source]})"]
     return [f"has_input({x}, {pos})"]
 
 

@@ -48,6 +48,8 @@ def _arg(tree) -> Arg:
         return Arg(var=str(tree.children[0]), part=("half", 0 if tree.data == "first_half" else 1))
     if tree.data == "every_other":
         return Arg(var=str(tree.children[0]), part=("parity", 0 if str(tree.children[1]) == "::2" else 1))
+    if tree.data == "reached":
+        return Arg(var=str(tree.children[0]), reached=True)
     if tree.data == "last_item":
         return Arg(var=str(tree.children[0]), part=("item", int(str(tree.children[1]))))
     return Arg(const=_constant(tree))

@@ -19,6 +19,8 @@ class Arg:
     # `$x[half:]`; ("parity", 0 or 1), `$x[::2]` / `$x[1::2]`, the even / odd items; ("item", 0 or 1),
     # `$x[..., 0]` / `$x[..., 1]`
     part: tuple[str, int] | None = None
+    # `~$x`: the value of $x, or one computed from it by element-wise steps (a forward source only)
+    reached: bool = False
 
 
 @dataclass(frozen=True)

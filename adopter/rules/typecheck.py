@@ -33,8 +33,29 @@ def named_types(rule: Rule) -> set[str]:
 
 def check_types(rule: Rule) -> None:
     """Raise `AdopterError` at the first variable used as what it is not, or unknown name."""
+    _check_reached(rule)
     _check_variables(rule)
     _check_names(rule)
+
+
+def _check_reached(rule: Rule) -> None:
+    """`~$s` stands for steps that are no nodes of the match: a rewrite would drop them, so a
+    rule that writes it must be detect-only; and it reaches from a node's output."""
+    produced = {node.output for node in rule.forward_source if node.output}
+    for item in (i for node in rule.init_source + rule.forward_target + rule.init_target for i in node.inputs):
+        if item.arg.reached:
+            raise _error(rule, item.line, item.col, f"`~{item.arg.var}` is written only in a `forward:` source pattern")
+    for node in rule.forward_source:
+        for item in node.inputs:
+            if not item.arg.reached:
+                continue
+            if item.arg.var not in produced:
+                raise _error(rule, item.line, item.col,
+                             f"`~{item.arg.var}` reaches from a node's output; {item.arg.var} is not computed by this pattern")
+            if rule.forward_target or rule.init_target:
+                raise _error(rule, item.line, item.col,
+                             f"`~{item.arg.var}` stands for steps that are not nodes of the match, which a rewrite would "
+                             "drop: a rule that writes it has no target (`=> _`)")
 
 
 @dataclass(frozen=True)

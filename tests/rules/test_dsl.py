@@ -288,3 +288,19 @@ def test_a_rule_of_several_shapes_is_one_id_with_a_key_per_file():
         with pytest.raises(AdopterError) as caught:
             parse_rule("rule: glu\nforward: torch.relu($x) -> $y => _\n", path)
         assert message in caught.value.diagnostic.message, path
+
+
+def test_a_reached_input_is_compiled_to_element_wise_reach_and_only_in_a_detect_only_rule():
+    text = ("rule: t\ninit: _ => _\nforward: torch.matmul($q, $k) -> $s; torch.nn.functional.softmax(~$s, dim=-1) -> $p"
+            " => {target}\n")
+    rule = parse_rule(text.format(target="_"), "adopter/rules/x/t.adopt")
+    assert rule.forward_source[1].inputs[0].arg.reached
+    program = compile_rule(rule)
+    assert "rule_reach(X1, 0, X2, R, K2)" in program
+    # the chains are followed from the nodes of the producer's types only (every spelling of matmul)
+    assert 'reach_type("@").' in program and 'reach_type("torch.matmul").' in program
+    with pytest.raises(AdopterError, match="a rule that writes it has no target"):
+        parse_rule(text.format(target="torch.nn.functional.softmax($s) -> $p"), "adopter/rules/x/t.adopt")
+    with pytest.raises(AdopterError, match="is not computed by this pattern"):
+        parse_rule("rule: t\ninit: _ => _\nforward: torch.nn.functional.softmax(~$x, dim=-1) -> $p => _\n",
+                   "adopter/rules/x/t.adopt")
