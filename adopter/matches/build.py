@@ -361,6 +361,8 @@ def _object_text(obj: clingo.Symbol | None) -> str:
         return f"{_object_text(obj.arguments[0])}[*]"
     if obj.name == "inline":  # built where it is called: its source text
         return obj.arguments[1].string
+    if obj.name == "this":  # an nn.Sequential subclass's own layers (`super().__init__(...)`)
+        return "self"
     if obj.name == "built":  # a library module built where it is called (`nn.Softmax(dim=-1)(x)`)
         return "(built where it is called)"
     return str(obj)

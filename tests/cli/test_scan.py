@@ -172,9 +172,11 @@ def test_modern_rules_find_every_hand_written_rms_norm_and_manual_attention_of_t
     files = [zoo / f"modeling_{m}.py" for m in ("t5", "llama", "bert")]
     result = scan([str(f) for f in files], load_rules(["modern"]), jobs=1, modules=zoo_modules(files))
     found = {(model_of(m.file), m.rule, m.class_) for m in result.matches}
-    # T5's attention is not scaled and Llama's transposes (2, 3) and takes a float32 softmax: other shapes
+    # T5's attention is not scaled and Llama's transposes (2, 3) and takes a float32 softmax: found by
+    # manual_attention.steps (any element-wise steps), not by the written-out chain
     assert found == {("t5", "rms_norm_upcast", "T5LayerNorm"), ("llama", "rms_norm", "LlamaRMSNorm"),
-                     ("bert", "manual_attention", "BertSelfAttention"),
+                     ("bert", "manual_attention", "BertSelfAttention"), ("t5", "manual_attention", "T5Attention"),
+                     ("llama", "manual_attention", "LlamaAttention"),
                      ("t5", "swiglu", "T5DenseGatedActDense"), ("llama", "swiglu", "LlamaMLP"),
                      ("llama", "rotary", "-"),  # in the module-level apply_rotary_pos_emb
                      # (fused_linear_cross_entropy's classifier and own-size shapes; Llama's shift is no location)

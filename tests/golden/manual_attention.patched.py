@@ -58,14 +58,15 @@ class Plain(nn.Module):
 
 
 class ProbabilitiesAlwaysReturned(nn.Module):
-    """The probabilities are returned on every path: nowhere to fuse."""
+    """The probabilities are returned on every path: nowhere to fuse (found by
+    manual_attention.steps, which lets them be read, and not rewritten)."""
 
     def __init__(self):
         super().__init__()
         self.dropout = nn.Dropout(0.1)
 
     def forward(self, q, k, v, mask):
-        # no-match: manual_attention
+        # match: manual_attention
         scores = torch.matmul(q, k.transpose(-1, -2))
         scores = scores / 8.0
         scores = scores + mask
@@ -134,8 +135,9 @@ class ProbabilitiesReturnedWhenAsked(nn.Module):
 
 
 class NoDropout(nn.Module):
+    """manual_attention.steps: any element-wise steps, none among them (found, not rewritten)."""
     def forward(self, q, k, v, mask):
-        # no-match: manual_attention
+        # match: manual_attention
         scores = torch.matmul(q, k.transpose(-1, -2))
         scores = scores / 8.0
         scores = scores + mask
@@ -144,14 +146,14 @@ class NoDropout(nn.Module):
 
 
 class ScaledByAProduct(nn.Module):
-    """`scores * scale` is another shape (a rule of its own could take it)."""
+    """`scores * scale`: manual_attention.steps (found, not rewritten)."""
 
     def __init__(self):
         super().__init__()
         self.dropout = nn.Dropout(0.1)
 
     def forward(self, q, k, v, mask):
-        # no-match: manual_attention
+        # match: manual_attention
         scores = torch.matmul(q, k.transpose(-1, -2))
         scores = scores * 0.125
         scores = scores + mask
@@ -178,3 +180,68 @@ class ScoresReadAfterAnOptionalAdd(nn.Module):
         probs = nn.functional.softmax(scores, dim=-1)
         probs = self.dropout(probs)
         return torch.matmul(probs, v), first.shape
+
+
+class Steps(nn.Module):
+    """manual_attention.steps: a scale on q, `@`, a bias, a masked_fill, a soft cap, the softmax
+    as a method, a dropout, `@` again (found, not rewritten)."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, bias, mask, cap):
+        q = q * 0.125
+        # match: manual_attention
+        attn = q @ k.transpose(-2, -1)
+        attn = attn + bias
+        attn = attn.masked_fill(mask, float("-inf"))
+        attn = torch.tanh(attn / cap) * cap
+        attn = attn.softmax(-1)
+        return self.drop(attn) @ v
+
+
+class StepsBmm(nn.Module):
+    def forward(self, q, k, v):
+        # match: manual_attention
+        scores = torch.bmm(q, k.transpose(1, 2)).float()
+        return torch.bmm(torch.softmax(scores, dim=-1).type_as(q), v)
+
+
+class ScoresSummed(nn.Module):
+    """A sum is no element-wise step: the softmax is not of the scores."""
+    def forward(self, q, k, v):
+        # no-match: manual_attention
+        scores = q @ k.transpose(-2, -1)
+        return torch.softmax(scores.sum(-1, keepdim=True), dim=-1) @ v
+
+
+class ScoresReshaped(nn.Module):
+    def forward(self, q, k, v):
+        # no-match: manual_attention
+        scores = q @ k.transpose(-2, -1)
+        return torch.softmax(scores.view(-1, 4), dim=-1) @ v
+
+
+class ProbabilitiesSecond(nn.Module):
+    """The values times the probabilities is another product."""
+    def forward(self, q, k, v):
+        # no-match: manual_attention
+        scores = q @ k.transpose(-2, -1)
+        return v @ torch.softmax(scores, dim=-1)
+
+
+class Einsum(nn.Module):
+    """manual_attention.einsum: both products as einsum (found, not rewritten)."""
+    def forward(self, q, k, v, bias):
+        # match: manual_attention
+        dot = torch.einsum("b h i d, b h j d -> b h i j", q * 0.125, k)
+        probs = nn.functional.softmax(dot + bias, dim=-1)
+        return torch.einsum("b h i j, b h j d -> b h i d", probs, v)
+
+
+class EinsumProbabilitiesSecond(nn.Module):
+    def forward(self, q, k, v):
+        # no-match: manual_attention
+        dot = torch.einsum("b i d, b j d -> b i j", q, k)
+        return torch.einsum("b j d, b i j -> b i d", v, dot.softmax(dim=-1))

@@ -222,3 +222,19 @@ class ProbabilitiesSecond(nn.Module):
         # no-match: manual_attention
         scores = q @ k.transpose(-2, -1)
         return v @ torch.softmax(scores, dim=-1)
+
+
+class Einsum(nn.Module):
+    """manual_attention.einsum: both products as einsum (found, not rewritten)."""
+    def forward(self, q, k, v, bias):
+        # match: manual_attention
+        dot = torch.einsum("b h i d, b h j d -> b h i j", q * 0.125, k)
+        probs = nn.functional.softmax(dot + bias, dim=-1)
+        return torch.einsum("b h i j, b h j d -> b h i d", probs, v)
+
+
+class EinsumProbabilitiesSecond(nn.Module):
+    def forward(self, q, k, v):
+        # no-match: manual_attention
+        dot = torch.einsum("b i d, b j d -> b i j", q, k)
+        return torch.einsum("b j d, b i j -> b i d", v, dot.softmax(dim=-1))

@@ -141,3 +141,31 @@ class Video(nn.Module):
         y = self.bn(self.conv(x))
         # no-match: conv_batchnorm
         return self.bn2d(self.conv(y))
+
+
+class Head(nn.Sequential):
+    """An nn.Sequential subclass given its layers by `super().__init__(...)`: Sequential's forward runs them."""
+    def __init__(self, c):
+        super().__init__(
+            # match: conv_batchnorm
+            nn.Conv2d(c, c, 3, bias=False),
+            nn.BatchNorm2d(c),
+            nn.ReLU(),
+        )
+
+
+class ListHead(nn.Sequential):
+    def __init__(self, c):
+        # match: conv_batchnorm
+        layers = [nn.Conv2d(c, c, 3, bias=False), nn.BatchNorm2d(c), nn.ReLU()]
+        super().__init__(*layers)
+
+
+class HeadWithOwnForward(nn.Sequential):
+    """Its own forward decides what runs: the layers are not a sequence."""
+    def __init__(self, c):
+        # no-match: conv_batchnorm
+        super().__init__(nn.Conv2d(c, c, 3), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        return x
