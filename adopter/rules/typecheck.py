@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from adopter.catalogue import KINDS, kinds
+from adopter.catalogue import kinds
 from adopter.records import AdopterError, Diagnostic
 from adopter.rules.model import Input, PatternNode, Rule
 
