@@ -434,6 +434,7 @@ def test_rotary_leaves_rotate_half_alone_and_each_caller_gets_the_kernel():
     assert patch.patched.count("apply_rotary(") == 7  # the import and 6 calls, one with the rotated term first
     assert sorted((m.shape, reason) for m, reason in patch.refused if not m.inherited) == sorted(
         [("interleaved", "the rule is detect-only")] * 4 + [("matrix", "the rule is detect-only")]
+        + [("complex", "the rule is detect-only")]
         + [("", "node 2 of the match is not a call or a binary operation")] * 2)  # the rotations built by statements
 
 

@@ -316,3 +316,18 @@ class StaticRotationHalves(StaticRotation):
         q = self.proj(q)
         # match: rotary
         return (q * cos) + (StaticRotationHalves.rotate_halves(q) * sin)
+
+
+class ComplexRotation(nn.Module):
+    """rotary.complex: the pairs as complex numbers times the frequencies (found, not rewritten)."""
+    def forward(self, q, freqs_cis):
+        q_ = torch.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        # match: rotary
+        return torch.view_as_real(q_ * freqs_cis).flatten(3).type_as(q)
+
+
+class ComplexKeptComplex(nn.Module):
+    def forward(self, q, freqs_cis):
+        q_ = torch.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        # no-match: rotary
+        return q_ * freqs_cis
