@@ -82,10 +82,13 @@ class NodeSite:
     # and how it is called (function, method, or layer: an object called, a module or a stored function)
     spelling: str = ""
     form: str = ""
+    # for an object called (form "layer"): the spans of the calls that may build it
+    built: list[Span] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,
-                "var": self.var, "sequential": self.sequential, "spelling": self.spelling, "form": self.form}
+                "var": self.var, "sequential": self.sequential, "spelling": self.spelling, "form": self.form,
+                "built": self.built}
 
 
 @dataclass

@@ -307,22 +307,45 @@ class _Planner:
         adapter = CALL_ADAPTERS.get(target.callee)
         if adapter is None and target.inputs != self.rule.forward_source[i].inputs:
             raise Unsafe("a substituted node with other inputs needs a kernel adapter")
-        if site.form == "layer" and not isinstance(original.func, cst.Call):
-            # (`self.attend(x)` with `self.attend = nn.Softmax(dim=-1)`, or a stored `partial(F.softmax, ...)`:
-            # what the call computes depends on arguments given where the object was built)
-            raise Unsafe(f"`{code(original.func)}(...)` calls an object ({site.spelling}) whose arguments are set "
-                         "where it is built, not in this call; it is not substituted")
+        built = self.built_arguments(original, site)
         signature = (call_signature(op_of().get(site.spelling, site.spelling)) if site.form == "layer"
                      else call_signature(site.spelling) if site.spelling
                      else source_signature(self.rule.forward_source[i].callees))
+        if site.form == "layer" and adapter is None:
+            raise Unsafe(f"`{code(original.func)}(...)` calls an object ({site.spelling}); its call is replaced "
+                         "only through a kernel adapter, which binds the arguments it was built with")
         if adapter is not None:
-            adapter(as_function(original, site), signature)  # refuses here, before any edit, if the arguments do not fit
+            adapter(as_function(original, site, built), signature)  # refuses here, before any edit, if the arguments do not fit
 
         def edit(node: cst.Call) -> cst.Call:
-            node = as_function(node, site)
+            node = as_function(node, site, built)
             return node.with_changes(func=func, args=adapter(node, signature) if adapter else node.args)
 
         self.plan.edits.at(self.ctx.key("Call", self.match.nodes[i].span)).fns.append(edit)
+
+    def built_arguments(self, call: cst.Call, site: NodeSite) -> list[cst.Arg]:
+        """The arguments an object called by a node of an operation was built with, by name: a
+        module class's constructor arguments (bound by the catalogue's signature), or a
+        `functools.partial`'s keywords; none for a call of another form. Unsafe where the object
+        may be built in more than one place, or its arguments cannot be read."""
+        if site.form != "layer":
+            return []
+        if isinstance(call.func, cst.Call):  # `nn.Softmax(dim=-1)(x)`: built where it is called
+            built = call.func
+        else:
+            if len(site.built) != 1:
+                raise Unsafe(f"`{code(call.func)}(...)` calls an object ({site.spelling}) that may be built in "
+                             f"{len(site.built) or 'no'} places; its arguments are not one set")
+            built = self.ctx.nodes.get(self.ctx.key("Call", site.built[0]))
+            if not isinstance(built, cst.Call):
+                raise Unsafe(f"the object `{code(call.func)}` calls is not built by a call")
+        if site.spelling in constructors():
+            bound = bind(built, constructors()[site.spelling])
+            return [cst.Arg(value, keyword=cst.Name(name)) for name, value in bound.items()]
+        # a partial of the function: its keywords; positional arguments after the function would shift the call's
+        if len(built.args) < 1 or any(a.keyword is None for a in built.args[1:]) or any(a.star for a in built.args):
+            raise Unsafe(f"`{code(built)}` does not give its arguments by keyword")
+        return [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in built.args[1:]]
 
     def fuse(self, target: PatternNode) -> None:
         source, sites = self.rule.forward_source, self.match.nodes
@@ -455,14 +478,13 @@ _CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def as_function(call: cst.Call, site: NodeSite) -> cst.Call:
+def as_function(call: cst.Call, site: NodeSite, built: list[cst.Arg] = ()) -> cst.Call:
     """A method call `x.f(a)` of a canonical operation as the function call `f(x, a)` its signature
-    describes (the receiver is input 0); a module built where it is called, `nn.Softmax(dim=-1)(x)`,
-    as its operation's function called with the module's arguments by name, `softmax(x, dim=-1)`
-    (the catalogue's constructor signature names them); another call as it is."""
-    if site.form == "layer" and isinstance(call.func, cst.Call):
-        built = bind(call.func, constructors().get(site.spelling))
-        return call.with_changes(args=[*call.args, *(cst.Arg(value, keyword=cst.Name(name)) for name, value in built.items())])
+    describes (the receiver is input 0); a call of an object, `self.attend(x)` with `self.attend =
+    nn.Softmax(dim=-1)`, as its operation's function called with the arguments the object was
+    built with, by name (`built`: `softmax(x, dim=-1)`); another call as it is."""
+    if site.form == "layer":
+        return call.with_changes(args=[*(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args), *built])
     if site.form != "method":
         return call
     if not isinstance(call.func, cst.Attribute):
