@@ -21,7 +21,7 @@ from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule, oriented
 
 REPORTED = {"match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_spelling", "report_node_ctor", "report_lit", "report_path_cut", "report_lifted", "report_out", "report_input",
-             "report_seq_ctor", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_scripted", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
+             "report_seq_ctor", "report_seq_builder", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_scripted", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
 
@@ -112,7 +112,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     `layout`, the model has the LAYOUT_PART's relations and each match carries them."""
     by_key = {rule.key: rule for rule in rules}
     pos = _Positions(facts)
-    site, seq_ctor, outs, inputs, objects, spelled, built_by = _node_reports(model)
+    site, seq_places, outs, inputs, objects, spelled, built_by = _node_reports(model)
     lits: dict = {}
     for x, text, polarity in model.get("report_lit"):
         lits.setdefault(x, set()).add((text.string, polarity.name == "pos"))
@@ -156,7 +156,7 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
         nodes = [group["nodes"][i] for i in sorted(group["nodes"])]
         ctors = [group["ctors"][j] for j in sorted(group["ctors"])]
         uses = [other_uses.get((key, j), set()) for j in sorted(group["ctors"])]
-        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut,
+        match = _build_match(rule, facts.path, pos, nodes, ctors, site, seq_places, outs, inputs, lits, objects, uses, cut,
                              lifted.get(key, {}), spelled, built_by)
         if key[1].name == "u":  # a subclass's root, running its base's forward: the match is the subclass's
             match.class_ = pos.class_name[key[1].arguments[1].number]
@@ -174,11 +174,13 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     return sorted(found.values(), key=lambda m: (m.line, m.rule))
 
 
-def _node_reports(model) -> tuple[dict, dict, dict, dict, dict, dict, dict]:
+def _node_reports(model) -> tuple[dict, tuple[dict, dict], dict, dict, dict, dict, dict]:
     """What report.lp says of the reported nodes and constructors: sites, Sequential
-    constructors, output names, input texts, constructed objects, spellings of operations."""
+    constructors (and the builder calls that build some), output names, input texts,
+    constructed objects, spellings of operations, the constructions of called objects."""
     site = {x: e.number for x, _, e in model.get("report_site")}
     seq_ctor = {x: c.number for x, c in model.get("report_seq_ctor")}
+    builders = {x: e.number for x, e in model.get("report_seq_builder")}
     outs = {x: v.string for x, v in model.get("report_out")}
     inputs = {(x, str(p).strip('"')): t.string for x, p, t in model.get("report_input")}
     objects = {c.number: o for c, o in model.get("report_obj")}
@@ -186,7 +188,7 @@ def _node_reports(model) -> tuple[dict, dict, dict, dict, dict, dict, dict]:
     built_by: dict = {}
     for x, c in model.get("report_node_ctor"):
         built_by.setdefault(x, set()).add(c.number)
-    return site, seq_ctor, outs, inputs, objects, spelled, built_by
+    return site, (seq_ctor, builders), outs, inputs, objects, spelled, built_by
 
 
 def near_misses_from_model(model, facts: FileFacts, rules: list[Rule], matches: list[Match]) -> list[NearMiss]:
@@ -194,13 +196,13 @@ def near_misses_from_model(model, facts: FileFacts, rules: list[Rule], matches: 
     EXPLAIN_PART's relations); a location one of `matches` holds is left out."""
     by_key = {rule.key: rule for rule in rules}
     pos = _Positions(facts)
-    site, seq_ctor, outs, inputs, objects, spelled, built_by = _node_reports(model)
+    site, seq_places, outs, inputs, objects, spelled, built_by = _node_reports(model)
     matched = {m.location for m in matches}
     found: dict[tuple, NearMiss] = {}
     for name, root, nodes, ctors, check, text, expr in sorted(model.get("report_near_miss"), key=lambda row: [str(p) for p in row]):
         rule = by_key[name.string]
         node_ids, ctor_ids = list(nodes.arguments), [c.number for c in ctors.arguments]
-        where = _build_match(rule, facts.path, pos, node_ids, ctor_ids, site, seq_ctor, outs, inputs, {}, objects,
+        where = _build_match(rule, facts.path, pos, node_ids, ctor_ids, site, seq_places, outs, inputs, {}, objects,
                              [set() for _ in ctor_ids], set(), {}, spelled, built_by)  # (a near miss reports no guard path, lifts no node)
         miss = NearMiss(rule=rule.id, file=facts.path, line=where.line, col=where.col, function=where.function,
                         class_=where.class_, check=check.string, detail=text.string,
@@ -304,11 +306,14 @@ def _anchor_expr(node, site: dict, seq_ctor: dict) -> int:
     return seq_ctor.get(node, site[node])
 
 
-def _build_match(rule, path, pos, nodes, ctors, site, seq_ctor, outs, inputs, lits, objects, uses, cut,
+def _build_match(rule, path, pos, nodes, ctors, site, seq_places, outs, inputs, lits, objects, uses, cut,
                  lifted: dict, spelled: dict, built_by: dict) -> Match:
+    seq_ctor, builders = seq_places
     ctor_of = {p.output: c for p, c in zip(rule.init_source, ctors)}
-    # a Sequential layer is anchored at its constructor: the one the match linked, if any
-    anchors = [ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
+    # a Sequential layer is anchored at its constructor: the one the match linked, if any; or,
+    # where a builder builds it, at the Sequential's element that calls the builder
+    anchors = [builders[n] if n in builders else
+               ctor_of[p.callee] if n in seq_ctor and p.callee in ctor_of else _anchor_expr(n, site, seq_ctor)
                for n, p in zip(nodes, rule.forward_source)]
     # (a node the rewrite keeps, read only through halves, is not where the fusion is)
     kept = rule.kept_nodes

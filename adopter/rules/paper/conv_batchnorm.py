@@ -169,3 +169,21 @@ class HeadWithOwnForward(nn.Sequential):
 
     def forward(self, x):
         return x
+
+
+class BuiltByABuilder(nn.Module):
+    """A conv a builder returns, inside an nn.Sequential: found at the Sequential's element that calls the builder."""
+    @staticmethod
+    def depthwise(c):
+        return nn.Conv2d(c, c, 3, groups=c, bias=False)
+
+    def __init__(self, c):
+        super().__init__()
+        self.branch = nn.Sequential(
+            # match: conv_batchnorm
+            self.depthwise(c),
+            nn.BatchNorm2d(c),
+        )
+
+    def forward(self, x):
+        return self.branch(x)
