@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from adopter.support.atomic import atomic_write_text
+from evaluation.groundtruth.modern_merge import location_problems, merge_parts
 from evaluation.zoo_modern import load_manifest
 
 HERE = Path(__file__).resolve().parent / "dev"
@@ -20,37 +21,19 @@ FAMILIES = {"softmax", "attention", "rms_norm", "rotary", "swiglu", "conv_batchn
 NEEDS = {"", "project"}
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-
-
 def problems(locations: pd.DataFrame, files: set[tuple[str, str]]) -> list[str]:
-    """One line per row that cannot be right: a file outside the corpus, an unknown family or
-    `needs`, a position that is not a number, a duplicate."""
-    found = []
-    for row in locations.itertuples():
-        where = f"{row.corpus}/{row.path}:{row.line}"
-        if (row.corpus, row.path) not in files:
-            found.append(f"{where}: not a file of the development corpus")
-        if row.family not in FAMILIES:
-            found.append(f"{where}: unknown family {row.family!r}")
-        if row.needs not in NEEDS:
-            found.append(f"{where}: needs is {row.needs!r}, not one of {sorted(NEEDS)}")
-        if not (row.line.isdigit() and row.col.isdigit()):
-            found.append(f"{where}: line and col must be numbers")
-    duplicated = locations.duplicated(["corpus", "path", "family", "line", "col"], keep=False)
-    found += [f"{r.corpus}/{r.path}:{r.line}:{r.col}: {r.family} twice" for r in locations[duplicated].itertuples()]
+    """One line per row that cannot be right: modern_merge's location_problems (a file outside
+    the corpus, an unknown family, a position that is not a number, a duplicate), and a `needs`
+    that is not one of NEEDS."""
+    found = location_problems(locations, files, "family", FAMILIES, "the development corpus")
+    found += [f"{r.corpus}/{r.path}:{r.line}: needs is {r.needs!r}, not one of {sorted(NEEDS)}"
+              for r in locations.itertuples() if r.needs not in NEEDS]
     return found
 
 
 def merge() -> pd.DataFrame:
-    parts = sorted((HERE / "parts").glob("*.tsv"))
-    locations = pd.concat([read_table(p) for p in parts], ignore_index=True)[COLUMNS]
-    bad = problems(locations, set(load_manifest(MANIFEST)))
-    if bad:
-        raise SystemExit("\n".join(bad))
-    locations = locations.assign(line=locations["line"].astype(int), col=locations["col"].astype(int))
-    return locations.sort_values(["corpus", "path", "line", "col", "family"], ignore_index=True)
+    files = set(load_manifest(MANIFEST))
+    return merge_parts(HERE / "parts", COLUMNS, "family", lambda locations: problems(locations, files))
 
 
 if __name__ == "__main__":
