@@ -15,11 +15,11 @@ from adopter.catalogue import input_keywords
 TENSOR_METHOD = "torch.Tensor."  # a pattern callee under it is written as a method call
 
 
-def keywords_at(pattern: PatternNode, position) -> set[str]:
-    """The keywords that pass input `position` of the pattern node's types (their signatures)."""
-    if not isinstance(position, int) or pattern.kind != "layer":
+def keywords_at(callees: tuple[str, ...], position) -> set[str]:
+    """The keywords that pass input `position` of a call of `callees` (their signatures)."""
+    if not isinstance(position, int):
         return set()
-    return {keyword for callee in pattern.callees for keyword, at in input_keywords().get(callee, ()) if at == position}
+    return {keyword for callee in callees for keyword, at in input_keywords().get(callee, ()) if at == position}
 
 
 def matched_input(node: cst.CSTNode, item: Input, pattern: PatternNode, site: NodeSite) -> cst.BaseExpression:
@@ -28,10 +28,9 @@ def matched_input(node: cst.CSTNode, item: Input, pattern: PatternNode, site: No
     pattern's `torch.Tensor.pow($x, 2)`), which the analysis reports with the site."""
     if not site.spelling:
         method = pattern.kind == "layer" and (pattern.callee or "").startswith(TENSOR_METHOD)
-        return pattern_input(node, item, method, keywords_at(pattern, item.position))
-    keywords = ({keyword for keyword, at in input_keywords().get(site.spelling, ()) if at == item.position}
-                if isinstance(item.position, int) else set())
-    return pattern_input(node, item, site.form == "method", keywords)
+        callees = pattern.callees if pattern.kind == "layer" else ()
+        return pattern_input(node, item, method, keywords_at(callees, item.position))
+    return pattern_input(node, item, site.form == "method", keywords_at((site.spelling,), item.position))
 
 
 def pattern_input(node: cst.CSTNode, item: Input, method: bool = False, keywords: set[str] = frozenset()) -> cst.BaseExpression:

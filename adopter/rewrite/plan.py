@@ -489,10 +489,8 @@ def as_function(call: cst.Call, site: NodeSite, built: list[cst.Arg] = ()) -> cs
         return call
     if not isinstance(call.func, cst.Attribute):
         raise Unsafe(f"`{code(call)}` is not a method call")
-    receiver = call.func.value
-    if isinstance(receiver, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison)):
-        receiver = receiver.with_changes(lpar=receiver.lpar or [cst.LeftParen()], rpar=receiver.rpar or [cst.RightParen()])
-    return call.with_changes(args=[cst.Arg(receiver), *call.args])
+    # (a receiver that is an operation is parenthesised already: `(a + b).softmax(-1)`)
+    return call.with_changes(args=[cst.Arg(call.func.value), *call.args])
 
 
 def _capture(i: int, pattern: PatternNode, site: NodeSite, node: cst.CSTNode, captured: dict) -> None:

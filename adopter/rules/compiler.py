@@ -88,24 +88,18 @@ class Pattern:
 
     def types(self) -> list[str | None]:
         """The node types the pattern names (None: a wildcard), for match/support.lp."""
-        found: list[str | None] = []
-        for node in self.rule.forward_source:
-            if node.kind == "layer" and node.callee.startswith("$"):
-                found += self.rule.init_source[self.ctor_index[node.callee]].callees  # its constructor's type
-            elif node.kind == "layer":
-                found += spelled(node.callees)
-            elif node.kind in ("binary", "unary"):
-                found.append(node.op)
-            else:
-                found.append(None)
-        return found
+        return [t for node in self.rule.forward_source for t in self.node_types(node)]
 
-
-def pattern_types_of(pattern: "Pattern", node) -> list[str]:
-    """The node types a layer pattern node stands for (its constructor's, for `$layer(...)`)."""
-    if node.callee and node.callee.startswith("$"):
-        return list(pattern.rule.init_source[pattern.ctor_index[node.callee]].callees)
-    return spelled(node.callees)
+    def node_types(self, node) -> list[str | None]:
+        """The node types one pattern node stands for: its constructor's for `$layer(...)`, every
+        spelling of the operations it names, its operator; [None] for a wildcard."""
+        if node.kind == "layer" and node.callee.startswith("$"):
+            return list(self.rule.init_source[self.ctor_index[node.callee]].callees)
+        if node.kind == "layer":
+            return spelled(node.callees)
+        if node.kind in ("binary", "unary"):
+            return [node.op]
+        return [None]
 
 
 def spelled(callees: tuple[str, ...]) -> list[str]:
@@ -287,9 +281,7 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     reached = {variables[item.arg.var].producer for node in fwd for item in node.inputs
                if item.arg.reached and variables[item.arg.var].producer is not None}
     for i in sorted(reached):
-        source = fwd[i]
-        kinds = [source.op] if source.kind in ("binary", "unary") else pattern_types_of(pattern, source)
-        lines += [f"reach_type({q(t)})." for t in kinds]
+        lines += [f"reach_type({q(t)})." for t in pattern.node_types(fwd[i]) if t is not None]
     for node in fwd:
         at = sorted({_pos(item, whole=True) for item in node.inputs if item.element is not None})
         callees = init[pattern.ctor_index[node.callee]].callees if node.callee and node.callee.startswith("$") else node.callees
