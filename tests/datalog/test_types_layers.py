@@ -291,6 +291,14 @@ def test_local_lists_filled_by_append_or_extend_give_container_elements():
         "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> x; torch.nn.Linear(x) -> t2"]
 
 
+def forward_chunk_layers(code: str) -> dict[str, str]:
+    """The layers of list chunks that `forward` runs, by node, with their types (the method
+    that builds a Sequential runs its layers too, in a root of its own)."""
+    forward = {root for (root,) in relation(code, "forward_root")}
+    in_forward = {x for x, root in relation(code, "node_root") if root in forward}
+    return {x: t for x, t in relation(code, "node_type") if x.startswith("c(") and x in in_forward}
+
+
 def test_a_sequential_of_a_list_filled_in_a_loop_runs_each_call_s_items_in_a_row():
     """`nn.Sequential(*layers)` of a list filled by `append`/`extend` in a loop: where a call's
     items land among the others is not known, but they land together, so an `extend([a, b])`
@@ -317,7 +325,7 @@ def test_a_sequential_of_a_list_filled_in_a_loop_runs_each_call_s_items_in_a_row
     assert sorted(sorted(items) for items in chunks.values()) == [
         [(0, "torch.nn.Conv2d"), (1, "torch.nn.BatchNorm2d"), (2, "torch.nn.ReLU")], [(0, "torch.nn.Sequential")]]
     inputs = relation(code, "node_input_node")
-    layers = {x: t for x, t in relation(code, "node_type") if x.startswith("c(")}
+    layers = forward_chunk_layers(code)
     # each chunk's layers follow one another; the first of a chunk has no known input
     assert sorted(layers.values()) == ["torch.nn.BatchNorm2d", "torch.nn.BatchNorm2d", "torch.nn.Conv2d",
                                        "torch.nn.Conv2d", "torch.nn.ReLU"]
@@ -338,7 +346,7 @@ def test_the_items_a_list_starts_with_are_a_chunk_of_its_sequential():
         def forward(self, x):
             return self.level(x)
     """
-    layers = {x: t for x, t in relation(code, "node_type") if x.startswith("c(")}
+    layers = forward_chunk_layers(code)
     follows = {(layers[x], layers[y]) for x, _pos, y in relation(code, "node_input_node") if x in layers}
     assert sorted(layers.values()) == ["torch.nn.BatchNorm2d", "torch.nn.Conv2d", "torch.nn.ReLU"]
     assert follows == {("torch.nn.BatchNorm2d", "torch.nn.Conv2d")}
@@ -398,3 +406,86 @@ def test_a_comprehension_loop_variable_is_an_element_of_its_iterable():
     """
     assert structures_of(code, "M") == [
         "torch.nn.Conv2d(x) -> t1; torch.nn.BatchNorm2d(t1) -> t2; torch.nn.Linear(x) -> t3"]
+
+
+def test_a_list_filled_outside_loops_gives_each_item_its_place_counting_every_fill_before_it():
+    """Fills outside loops run in their source order: an item's place counts the items of every
+    fill before it, also one under an `if` (where it does not run, the next item moves up, and two
+    items claimed neighbours are still neighbours whenever both are there). A fill after the
+    Sequential is built is not one of its layers."""
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, norm, drop):
+            layers = [nn.Conv2d(4, 4, 3)]
+            if norm:
+                layers.append(nn.BatchNorm2d(4))
+            if drop:
+                layers.extend([nn.Dropout(), nn.ReLU()])
+            layers.append(nn.GELU())
+            self.seq = nn.Sequential(*layers)
+            layers.append(nn.Identity())
+        def forward(self, x):
+            return self.seq(x)
+    """
+    types = dict(relation(code, "value_type"))
+    placed = sorted((int(position), types[layer]) for _seq, position, layer in relation(code, "list_layer"))
+    assert placed == [(0, "torch.nn.Conv2d"), (1, "torch.nn.BatchNorm2d"), (2, "torch.nn.Dropout"), (3, "torch.nn.ReLU"),
+                      (4, "torch.nn.GELU")]
+    assert relation(code, "list_chunk") == set()
+
+
+def test_a_list_extended_by_plus_equals_in_a_loop_is_filled_by_chunks():
+    code = """
+    from torch import nn
+    def make_layers(cfg):
+        layers = []
+        for v in cfg:
+            conv = nn.Conv2d(3, v, 3)
+            layers += [conv, nn.BatchNorm2d(v), nn.ReLU()]
+        return nn.Sequential(*layers)
+    """
+    types = dict(relation(code, "value_type"))
+    chunks = sorted((int(index), types.get(item, item)) for _seq, _call, index, item in relation(code, "list_chunk"))
+    assert [index for index, _ in chunks] == [0, 1, 2]
+    assert [t for _, t in chunks][1:] == ["torch.nn.BatchNorm2d", "torch.nn.ReLU"]
+
+
+def test_a_sequential_runs_its_layers_in_the_method_that_builds_it():
+    """`downsample = nn.Sequential(...)` handed to another constructor: its layers are nodes of the
+    building method's root (a sequential root), also in a module-level builder."""
+    code = """
+    from torch import nn
+    class Net(nn.Module):
+        def _make(self, block):
+            downsample = nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4))
+            return block(downsample)
+    def head():
+        return nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    """
+    roots = {root for x, root in relation(code, "node_root") if x.startswith("s(")}
+    assert len(roots) == 2
+    layers = sorted(t for x, t in relation(code, "node_type") if x.startswith("s("))
+    assert layers == ["torch.nn.BatchNorm2d", "torch.nn.Conv2d", "torch.nn.Linear", "torch.nn.ReLU"]
+    follows = {x: y for x, _pos, y in relation(code, "node_input_node")}
+    assert len(follows) == 2
+
+
+def test_a_class_stored_on_self_builds_what_it_may_hold():
+    """`norm_layer = self._norm_layer; norm_layer(c)`: any class a method stores in the attribute
+    (torchvision's ResNet, from a parameter whose default is replaced under `if ... is None`)."""
+    code = """
+    from torch import nn
+    class M(nn.Module):
+        def __init__(self, norm_layer=None):
+            if norm_layer is None:
+                norm_layer = nn.BatchNorm2d
+            self._norm_layer = norm_layer
+            self.bn = self._build(4)
+        def _build(self, c):
+            norm_layer = self._norm_layer
+            return norm_layer(c)
+        def forward(self, x):
+            return self.bn(x)
+    """
+    assert structures_of(code, "M") == ["torch.nn.BatchNorm2d(x) -> t1"]

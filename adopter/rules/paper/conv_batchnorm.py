@@ -1,4 +1,6 @@
 # Fixture for adopter/rules/paper/conv_batchnorm.adopt.
+import functools
+
 from torch import nn
 
 
@@ -187,3 +189,87 @@ class BuiltByABuilder(nn.Module):
 
     def forward(self, x):
         return self.branch(x)
+
+
+class DownsampledBlock(nn.Module):
+    def __init__(self, downsample):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3)
+        self.downsample = downsample
+
+    def forward(self, x):
+        return self.conv(x) + self.downsample(x)
+
+
+class HandsItsSequentialToABlock(nn.Module):
+    """A Sequential handed to another layer's constructor runs its layers in order wherever that
+    layer calls it: found where it is built (torchvision's ResNet downsampling)."""
+    def __init__(self, norm_layer=None):
+        super().__init__()
+        if norm_layer is None:
+            norm_layer = nn.BatchNorm2d
+        self._norm_layer = norm_layer
+        self.block = self._make_block(4)
+
+    def _make_block(self, c):
+        norm_layer = self._norm_layer
+        downsample = nn.Sequential(
+            # match: conv_batchnorm
+            nn.Conv2d(c, c, 1, bias=False),
+            norm_layer(c),
+        )
+        return DownsampledBlock(downsample)
+
+    def forward(self, x):
+        return self.block(x)
+
+
+class ConvNormActivation(nn.Sequential):
+    """A list filled outside loops: each item has its place, an appended norm follows the conv
+    whenever it is appended (torchvision's ops.misc)."""
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU):
+        # match: conv_batchnorm
+        layers = [nn.Conv2d(c, c, 3, bias=False)]
+        if norm_layer is not None:
+            layers.append(norm_layer(c))
+        if activation_layer is not None:
+            layers.append(activation_layer())
+        super().__init__(*layers)
+
+
+class DropoutMayComeBetween(nn.Sequential):
+    def __init__(self, c, drop):
+        # no-match: conv_batchnorm
+        layers = [nn.Conv2d(c, c, 3, bias=False)]
+        if drop:
+            layers.append(nn.Dropout())
+        layers.append(nn.BatchNorm2d(c))
+        super().__init__(*layers)
+
+
+def make_layers(cfg, batch_norm=False):
+    """A module-level builder of a Sequential from a list that `+=` extends in a loop (torchvision's VGG)."""
+    layers = []
+    in_channels = 3
+    for v in cfg:
+        # match: conv_batchnorm
+        conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
+        if batch_norm:
+            layers += [conv2d, nn.BatchNorm2d(v), nn.ReLU(inplace=True)]
+        else:
+            layers += [conv2d, nn.ReLU(inplace=True)]
+        in_channels = v
+    return nn.Sequential(*layers)
+
+
+class NormFromAPartial(nn.Module):
+    def __init__(self, c, norm_layer=None):
+        super().__init__()
+        if norm_layer is None:
+            norm_layer = functools.partial(nn.BatchNorm2d, eps=1e-3)
+        self.conv = nn.Conv2d(c, c, 3)
+        self.bn = norm_layer(c)
+
+    def forward(self, x):
+        # match: conv_batchnorm
+        return self.bn(self.conv(x))
