@@ -18,10 +18,13 @@ Inside `with tree:` its modules are in `sys.modules` (and bound on their parent 
 imports, and lazy imports inside `forward`, resolve to that copy; on leaving, they are set aside
 until the tree is entered again. Modules of the packages that are not in the corpus folder (it
 holds the model code only: torchvision's `transforms`, torchtitan's `distributed`, litgpt's
-`config`) come from the installed wheel at the same version and are shared by both trees; so is
-any package `__init__.py` named in `bare` that is not run (a package module is made with the
-corpus folder and the installed folder as its path instead: litgpt's imports its whole CLI).
-`stubs` are modules made from a dict of attributes instead of any file.
+`config`) come from the installed wheel (requirements-verify-dev.lock); each tree imports its own copy of
+them too (an installed module that imports a corpus module must bind that tree's), except those
+imported before any tree was entered, which all trees share (one that defines a torch.library
+op must be imported once). A package named in `bare` does not run its `__init__.py`: its module is
+made with the corpus folder and the installed folder as its path (litgpt's imports its whole CLI,
+torchvision's loads compiled ops that fail here). `stubs` are modules made from a dict of
+attributes instead of any file.
 """
 
 from __future__ import annotations
