@@ -4,11 +4,12 @@ PYTHON ?= python3
 VENV   := .venv
 VERIFY_VENV := .venv-verify
 VERIFY5_VENV := .venv-verify5
+VERIFY_DEV_VENV := .venv-verify-dev
 BIN    := $(VENV)/bin
 ADOPTER := $(BIN)/adopter
 ZOO    := hf_models
 
-.PHONY: setup zoo zoo-modern zoo-dev facts match patch patch-torch verify verify-torch eval eval-modern eval-dev eval-sites gate gate-modern gate-dev timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup patch-modern verify-modern verify-harness catalogue test-verify test test-all clean
+.PHONY: setup zoo zoo-modern zoo-dev facts match patch patch-torch verify verify-torch eval eval-modern eval-dev eval-sites gate gate-modern gate-dev timing report bench bench-scale bench-bigfile bench-fixed profile clingo-debug bench-models bench-gpu verify-setup verify5-setup verify-dev-setup patch-modern verify-modern patch-dev verify-dev verify-harness catalogue test-verify test test-all clean
 
 setup: $(VENV)/.installed
 
@@ -142,6 +143,15 @@ $(VERIFY5_VENV)/.installed: evaluation/verify/requirements-verify5.lock
 	$(VERIFY5_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify5.lock
 	touch $@
 
+# The environment for the development corpus's models (make verify-dev): torch (CPU) and the pinned
+# support packages of the four codebases, all of requirements-verify-dev.lock installed without resolving.
+verify-dev-setup: $(VERIFY_DEV_VENV)/.installed
+
+$(VERIFY_DEV_VENV)/.installed: evaluation/verify/requirements-verify-dev.lock
+	$(PYTHON) -m venv $(VERIFY_DEV_VENV)
+	$(VERIFY_DEV_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r evaluation/verify/requirements-verify-dev.lock
+	touch $@
+
 # Patch the zoo once per rule and once with all rules: build/patched/<set>/ and
 # build/patches/<set>/ (one .diff per patched file, patches.tsv: applied and refused matches).
 patch: setup $(ZOO)/modeling_bert.py
@@ -236,14 +246,32 @@ verify-modern: verify5-setup
 	$(VERIFY5_VENV)/bin/python -m evaluation.verify.patches --modern $(MODERN_CORPUS)
 	$(VERIFY5_VENV)/bin/python -m evaluation.verify.diffusers_sample
 
+DEV_CORPORA := litgpt-0.5.13 torchtitan-0.3.0 torchvision-0.29.1 x-transformers-2.31.10
+
+dev_models/x-transformers-2.31.10/x_transformers/x_transformers.py:
+	$(MAKE) zoo-dev
+
+# The development corpus patched with the `torch` kernels, each codebase once per rule and once with
+# all rules: build/patched-dev/<codebase>/<set>/<path>, build/patches-dev/<codebase>/<set>/ (diffs, patches.tsv).
+patch-dev: setup dev_models/x-transformers-2.31.10/x_transformers/x_transformers.py
+	for c in $(DEV_CORPORA); do $(BIN)/python -m evaluation.patch_zoo --kernels torch --dev $$c || exit 1; done
+
+# Every patched file of the development corpus run against its original in tiny models named in
+# evaluation/verify/dev_corpus.py, eval and train mode, outputs and gradients:
+# build/verify-dev/summary.tsv (per codebase, model, patched file) and files.tsv (per patched file).
+verify-dev: verify-dev-setup patch-dev
+	$(VERIFY_DEV_VENV)/bin/python -m evaluation.verify.dev_corpus
+
 # The torch names rules may use, with their kinds (adopter/catalogue/torch.tsv, committed), from the pinned torch.
 catalogue: verify-setup
 	$(VERIFY_VENV)/bin/python -m evaluation.torch_catalogue
 
-# ... and, in .venv-verify5, the harness on today's code (the modern sample, transformers 5.23.0).
-test-verify: verify-setup verify5-setup setup $(ZOO)/modeling_bert.py modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py
+# ... and, in .venv-verify5, the harness on today's code (the modern sample, transformers 5.23.0);
+# in .venv-verify-dev, the development corpus's patches (about 3 minutes).
+test-verify: verify-setup verify5-setup verify-dev-setup setup $(ZOO)/modeling_bert.py modern_models/$(MODERN_CORPUS)/transformers/models/llama/modeling_llama.py dev_models/x-transformers-2.31.10/x_transformers/x_transformers.py
 	$(VERIFY_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_harness.py tests/kernels/test_kernels.py tests/kernels/test_kernels_attention.py tests/kernels/test_kernels_library.py tests/kernels/test_kernels_compile.py tests/rules/test_torch_catalogue.py
 	$(VERIFY5_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_modern.py tests/evaluation/test_verify_diffusers.py
+	ADOPTER_REQUIRE_ZOO=1 $(VERIFY_DEV_VENV)/bin/python -m pytest -q --noconftest tests/evaluation/test_verify_dev.py
 
 # The fast tier: every layer's tests and a few zoo files, in as many workers as there are cores
 # (at most 4); --durations shows where its time goes.

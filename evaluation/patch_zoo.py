@@ -7,7 +7,10 @@ patches only those zoo files. With `--modern CORPUS` (`make patch-modern`) the f
 modern sample's files of that corpus (evaluation/modern/sample.tsv, under modern_models/),
 the folders build/patched-modern/ and build/patches-modern/, and each patched copy keeps its
 path inside the corpus (`<set>/transformers/models/<package>/modeling_<m>.py`; patches.tsv
-names files by that path). Writes, for each `<set>` (a rule id, or `all`):
+names files by that path). With `--dev CORPUS` (`make verify-dev`) every file of one corpus of the
+development corpus (dev_models/CORPUS, make zoo-dev), named by its path in the corpus as `--module-root`
+names it; the folders default to build/patched-dev/CORPUS/ and build/patches-dev/CORPUS/.
+Writes, for each `<set>` (a rule id, or `all`):
   build/patched/<set>/modeling_<m>.py   patched copies of the files that changed
   build/patches/<set>/modeling_<m>.diff one unified diff per patched file
   build/patches/<set>/patches.tsv       every match: file class line rule status reason
@@ -53,15 +56,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", help="comma-separated zoo models (default: the whole zoo)")
     parser.add_argument("--modern", metavar="CORPUS",
                         help="patch the modern sample's files of CORPUS (e.g. transformers-5.23.0) instead of the zoo")
-    parser.add_argument("--corpora", type=Path, default=ROOT / "modern_models")
+    parser.add_argument("--dev", metavar="CORPUS",
+                        help="patch every file of the development corpus CORPUS (e.g. x-transformers-2.31.10) "
+                        "under --corpora (default dev_models) instead of the zoo")
+    parser.add_argument("--corpora", type=Path, default=None, help="default modern_models (--dev: dev_models)")
     parser.add_argument("--sample", type=Path, default=ROOT / "evaluation" / "modern" / "sample.tsv")
     parser.add_argument("--patched", type=Path, help="default build/patched[-<kernels>]")
     parser.add_argument("--patches", type=Path, help="default build/patches[-<kernels>]")
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.modern and args.dev:
+        parser.error("--modern and --dev name different corpora: give one")
+    args.corpora = args.corpora or ROOT / ("dev_models" if args.dev else "modern_models")
     suffix = "-modern" if args.modern else "" if args.kernels == "paper" else f"-{args.kernels}"
-    args.patched = args.patched or ROOT / "build" / f"patched{suffix}"
-    args.patches = args.patches or ROOT / "build" / f"patches{suffix}"
+    args.patched = args.patched or (ROOT / "build" / "patched-dev" / args.dev if args.dev else ROOT / "build" / f"patched{suffix}")
+    args.patches = args.patches or (ROOT / "build" / "patches-dev" / args.dev if args.dev else ROOT / "build" / f"patches{suffix}")
     start = time.perf_counter()
     rules = load_rules()
     if args.modern:
@@ -78,6 +87,15 @@ def main(argv: list[str] | None = None) -> int:
 
         def name_of(path: str) -> str:  # the path inside the corpus keeps the package folders
             return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    elif args.dev:
+        root = args.corpora / args.dev
+        if not root.is_dir():
+            print(f"no {root} (make zoo-dev)", file=sys.stderr)
+            return 2
+        targets = [str(root)]
+
+        def name_of(path: str) -> str:
+            return Path(path).resolve().relative_to(root.resolve()).as_posix()
     else:
         targets = [str(args.zoo / f"modeling_{m}.py") for m in args.models.split(",")] if args.models else [str(args.zoo)]
 
@@ -85,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             return Path(path).name
     files = expand_paths(targets)[0]  # (the zoo's files are named as in transformers; the modern ones by their packages)
     scanned = scan(targets, rules, jobs=args.jobs, layout=True,
-                   modules=corpus_modules(files) if args.modern else zoo_modules(files))
+                   modules=corpus_modules(files) if args.modern or args.dev else zoo_modules(files))
     rule_ids = list(dict.fromkeys(rule.id for rule in rules))  # (a rule's shape files share its id: one set each)
     jobs = []
     for analysed in scanned.files:
