@@ -46,14 +46,15 @@ def scan(files: list[Path], out: Path) -> None:
     subprocess.run(command, check=False)  # a file that fails is a diagnostic; its matches are missing
 
 
-def found_locations(matches: Path, corpora: Path) -> pd.DataFrame:
-    """The scan's locations, keyed like the ground truth (corpus and path inside it)."""
+def found_locations(matches: Path, corpora: Path, line_of=lambda record: int(record["line"])) -> pd.DataFrame:
+    """The scan's locations, keyed like the ground truth (corpus and path inside it); `line_of`
+    reads a record's line where a ground truth anchors a rule elsewhere than its reported line."""
     rows = []
     for line in matches.read_text().splitlines():
         if line.strip():
             record = json.loads(line)
             corpus, path = Path(record["file"]).resolve().relative_to(corpora.resolve()).as_posix().split("/", 1)
-            rows.append((corpus, path, record["rule"], int(record["line"])))
+            rows.append((corpus, path, record["rule"], line_of(record)))
     return pd.DataFrame(rows, columns=KEY)
 
 

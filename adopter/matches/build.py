@@ -20,7 +20,7 @@ from adopter.extract.python_facts import FileFacts
 from adopter.rules.compiler import compile_rule
 from adopter.rules.model import Rule, oriented
 
-REPORTED = {"report_builder_root", "match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_spelling", "report_node_ctor", "report_lit", "report_path_cut", "report_lifted", "report_out", "report_input",
+REPORTED = {"report_root_rank", "match_node", "match_ctor", "match_eager", "match_merged", "report_site", "report_spelling", "report_node_ctor", "report_lit", "report_path_cut", "report_lifted", "report_out", "report_input",
              "report_seq_ctor", "report_seq_builder", "report_obj", "report_other_use", "report_ctor_chosen", "report_ctor_returned", "report_in_called_object", "report_scripted", "report_orientation", "report_unmodelled", "report_nested", "report_inlined", "report_fold_gap",
             "report_fold_unfit", "report_ctor_alone", "report_fold_into", "report_fold_elif", "report_fallback_call", "report_guard_range", "report_guard_alt",
             "report_guard_always", "report_fused_branch", "report_fused_conflict", "report_guard_unstable", "report_near_miss"}
@@ -147,12 +147,12 @@ def matches_from_model(model, facts: FileFacts, rules: list[Rule], layout: bool 
     # several candidates can sit at one location (a helper inlined from two call sites, two
     # shapes of one rule, a Sequential's layers run where it is built and where forward calls it):
     # keep one that a rewrite can use (a shape with a target before a detect-only one), one found
-    # in a forward (which sees every read) before one in the method building a Sequential, then
+    # in a forward (which sees every read) before one found elsewhere (report_root_rank), then
     # the first by their text, so the choice depends neither on the order in which the grounder
     # derived them nor on clingo's term order (which follows interning order)
-    builder_roots = {root for (root,) in model.get("report_builder_root")}
+    rank = {root: n.number for root, n in model.get("report_root_rank")}
     for key, group in sorted(groups.items(), key=lambda item: (by_key[item[0][0]].detect_only,
-                                                               item[0][1] in builder_roots,
+                                                               rank.get(item[0][1], 0),
                                                                [str(part) for part in item[0]])):
         binary = [i for i, node in enumerate(by_key[key[0]].forward_source) if node.kind == "binary"]
         swapped = [i for i, left in zip(binary, lefts.get(key, []), strict=False) if left == 1]

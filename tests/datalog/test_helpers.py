@@ -130,6 +130,41 @@ def test_an_attention_processor_runs_with_the_module_as_its_first_argument():
     assert structures_of(code, "Unrelated") == [""]  # no processor class: nothing runs
 
 
+def test_a_method_of_an_in_file_object_runs_on_that_object_and_returns_its_tuple_items():
+    """contexts.lp call_class/3: `self.generator.generate(x)` runs `generate` of the in-file class
+    the attribute holds (built under `if`, from a parameter's default), with `self` that object;
+    `logits, hidden = self.forward(x)` there takes each item of the tuple forward returns
+    (flow/nodes.lp returned_item/4), so `logits` holds the Linear's output."""
+    code = """
+    import torch
+    from torch import nn
+    class Generator(nn.Module):
+        def __init__(self):
+            self.net = nn.GRU(4, 4)
+            self.to_logits = nn.Linear(4, 4)
+        def forward(self, x):
+            embed, hidden = self.net(x)
+            return self.to_logits(embed), hidden
+        def generate(self, x):
+            logits, hidden = self.forward(x)
+            return logits.softmax(dim=-1)
+    class Wrapper(nn.Module):
+        def __init__(self, generator=None):
+            if generator is None:
+                generator = Generator()
+            self.generator = generator
+        def forward(self, x):
+            return self.generator.generate(x)
+    """
+    # (`logits.softmax` is a node only where `logits` is known to hold a tensor: the Linear's output)
+    assert structures_of(code, "Wrapper") == [
+        "torch.nn.GRU(x) -> t1; torch.nn.Linear(embed) -> t2; torch.Tensor.softmax(logits, dim=-1) -> t3"]
+    # (item 0 of forward's tuple, in generate's own root and where Wrapper's forward runs it;
+    # item 1, the GRU's unpacked `hidden`, holds no node's whole output)
+    assert {item for _ctx, _call, item, _node in relation(code, "returned_item")} == {"0"}
+    assert len(relation(code, "returned_item")) == 2
+
+
 def test_an_attribute_holding_a_bound_method_runs_that_method():
     """contexts.lp bound_method/3: `self.attn = self.dense_attn`, or one entry of a dict of
     `(method, mode)` tuples built in `__init__` and unpacked into two attributes (jukebox's

@@ -489,3 +489,34 @@ def test_a_class_stored_on_self_builds_what_it_may_hold():
             return self.bn(x)
     """
     assert structures_of(code, "M") == ["torch.nn.BatchNorm2d(x) -> t1"]
+
+
+def test_a_constructor_parameter_holds_what_an_in_file_construction_passes():
+    """`GLU(dim, activation)` built by FeedForward with either activation: GLU's `self.act` may be
+    either (by position, counting `self`, or by keyword); a class built nowhere in the file with
+    the argument keeps its parameter unknown."""
+    code = """
+    from torch import nn
+    class GLU(nn.Module):
+        def __init__(self, dim, activation):
+            self.act = activation
+        def forward(self, x):
+            return self.act(x)
+    class Lone(nn.Module):
+        def __init__(self, activation):
+            self.act = activation
+        def forward(self, x):
+            return self.act(x)
+    class FeedForward(nn.Module):
+        def __init__(self, dim, swish):
+            activation = nn.SiLU() if swish else nn.GELU()
+            self.a = GLU(dim, activation)
+            self.b = GLU(dim, activation=nn.ReLU())
+        def forward(self, x):
+            return self.b(self.a(x))
+    """
+    obj_types = {(obj, t) for obj, t in relation(code, "obj_type") if obj.startswith("attr(")}
+    classes = {name: c for c, name, *_ in relation(code, "class_def")}
+    assert {t for obj, t in obj_types if obj == f'attr({classes["GLU"]},"act")'} == {
+        "torch.nn.SiLU", "torch.nn.GELU", "torch.nn.ReLU"}
+    assert not [t for obj, t in obj_types if obj == f'attr({classes["Lone"]},"act")']
