@@ -290,10 +290,15 @@ XT, LIT, TITAN, TV = "x-transformers-2.31.10", "litgpt-0.5.13", "torchtitan-0.3.
 XT_MAIN = "x_transformers/x_transformers.py"
 RUNS: list[Run] = [
     # SoLU feed-forwards and a mixture-of-softmax head, with the logit entropies asked for: the options
-    # whose code four of the five patches of x_transformers.py rewrote
+    # whose code four of the softmax patches of x_transformers.py rewrote
     Run(XT, "TransformerWrapper(Decoder; SoLU, mixture of softmax, logit entropies)",
         _xt_wrapper(ff_solu=True), _xt_wrapper_inputs, (XT_MAIN,)),
-    # the fifth: CoPE's soft one-hot positions
+    # GLU feed-forwards with SiLU (the gated MLP swiglu rewrites) and with GELU
+    Run(XT, "TransformerWrapper(Decoder; GLU feed-forwards, SiLU)", _xt_wrapper(ff_glu=True, ff_swish=True),
+        _xt_wrapper_inputs, (XT_MAIN,)),
+    Run(XT, "TransformerWrapper(Decoder; GLU feed-forwards, GELU)", _xt_wrapper(ff_glu=True), _xt_wrapper_inputs,
+        (XT_MAIN,)),
+    # CoPE's soft one-hot positions
     Run(XT, "TransformerWrapper(Decoder; CoPE soft one-hot positions)",
         _xt_wrapper(attn_use_cope=True, attn_cope_soft_onehot_pos=True, attn_cope_max_pos=8), _xt_wrapper_inputs,
         (XT_MAIN,)),
