@@ -244,6 +244,23 @@ class Match:
 
 
 @dataclass
+class FilePatch:
+    """One file's rewrite: its text before and after, the matches applied and those refused
+    with their reasons (adopter/rewrite/patch.py)."""
+
+    path: str
+    original: str
+    patched: str
+    applied: list[Match] = field(default_factory=list)
+    refused: list[tuple[Match, str]] = field(default_factory=list)
+    encoding: str = "utf-8"  # the file's, for writing it back (a coding line, a BOM)
+
+    @property
+    def changed(self) -> bool:
+        return self.patched != self.original
+
+
+@dataclass
 class NearMiss:
     """A place where a rule's pattern is found but exactly one check fails (`scan --explain`):
     where the candidate is, which check, and its evidence (`detail`, and the line it points at, 0: none)."""

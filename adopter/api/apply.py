@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -12,8 +14,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from adopter.support.atomic import atomic_write_text, refuse_read_only
-from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE
-from adopter.records import Diagnostic
+from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE, ResultCache, entry_key, rewrite_fingerprint
+from adopter.support.plain import from_plain, to_plain
+from adopter.records import Diagnostic, FilePatch
 from adopter.support.forks import Limits, failure_reason, map_forked
 from adopter.records import Match
 from adopter.api.scan import scan
@@ -23,7 +26,7 @@ from adopter.rules.model import Rule
 
 @dataclass
 class ApplyReport:
-    patches: list = field(default_factory=list)  # of adopter.rewrite.patch.FilePatch, changed or not
+    patches: list[FilePatch] = field(default_factory=list)  # changed or not
     diagnostics: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -72,6 +75,28 @@ def patch_file(task: PatchTask):
     return patch
 
 
+def _patch_key(task: PatchTask) -> str | None:
+    """The cache key of a file's patch: its bytes, its matches and their rules, the kernel set,
+    and the rewriter's code; None when the file cannot be read (the worker reports why)."""
+    data, problem = read_bytes(Path(task.path))
+    if problem:
+        return None
+    used = sorted({match.rule_key for match in task.matches})
+    rules = [rule for rule in task.rules if rule.key in used]
+    return entry_key(data, "patch", rewrite_fingerprint(), task.path, task.kernels, str(task.save_original_names),
+                     json.dumps(to_plain(task.matches), sort_keys=True), json.dumps(to_plain(rules), sort_keys=True))
+
+
+def _encode_patch(patch: FilePatch) -> tuple[dict, list[str]]:
+    """A patch as a cache entry: the records as JSON, the two texts apart (raw, not escaped)."""
+    return to_plain(dataclasses.replace(patch, original="", patched="")), [patch.original, patch.patched]
+
+
+def _decode_patch(value, texts: list[str]) -> FilePatch:
+    original, patched = texts
+    return dataclasses.replace(from_plain(FilePatch, value), original=original, patched=patched)
+
+
 def _not_patched(path: str, why) -> Diagnostic:
     """A file whose rewriting worker died or broke a limit."""
     return Diagnostic(path, None, None, failure_reason(why, "rewrite"))
@@ -87,7 +112,18 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True,
                    modules=modules)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
-    work = [PatchTask(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
+    cache = ResultCache(cache_dir)
+    tasks = [PatchTask(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
+    # a file patched before with the same bytes, matches, rules and rewriter is read back: a
+    # preview that follows a scan (`apply --diff`) costs what the scan's cache hit costs
+    keys = {task.path: _patch_key(task) for task in tasks} if cache.folder is not None else {}
+    work = []
+    for task in tasks:
+        cached = cache.get(keys[task.path], "patch", _decode_patch) if keys.get(task.path) else None
+        if cached is not None and cached.path == task.path:
+            report.patches.append(cached)
+        else:
+            work.append(task)
     work.sort(key=lambda task: -Path(task.path).stat().st_size)  # largest first keeps the workers busy
     # the same pool as the analysis (adopter/support/forks.py): each file in a fresh fork within
     # `limits`, which ends with this process however it ends; one file here needs no fork
@@ -99,9 +135,16 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
         results = map(patch_file, work)
     if progress is not None:
         results = progress(results, len(work))
-    failures = []
+    failures, cache_problems = [], set()
     for result in results:
-        (failures if isinstance(result, Diagnostic) else report.patches).append(result)
+        if isinstance(result, Diagnostic):
+            failures.append(result)
+            continue
+        report.patches.append(result)
+        if keys.get(result.path):
+            cache_problems.add(cache.put(keys[result.path], "patch", *_encode_patch(result)))
+    report.diagnostics += [Diagnostic("", None, None, problem, severity="warning")
+                           for problem in sorted(cache_problems - {None})[:1]]
     # (in the files' order, whatever order the workers finished in)
     report.diagnostics += sorted(failures, key=lambda diagnostic: diagnostic.file)
     report.patches.sort(key=lambda p: p.path)

@@ -8,32 +8,17 @@ refused with its reason and leaves the source untouched.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from adopter.records import Match
+from adopter.records import FilePatch, Match
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.kernel_sets import PAPER
 from adopter.rewrite.plan import Namer, Plan, plan_match
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, EditSet, Unsafe, apply_edits
 from adopter.rules.model import Rule
-
-
-@dataclass
-class FilePatch:
-    path: str
-    original: str
-    patched: str
-    applied: list[Match] = field(default_factory=list)
-    refused: list[tuple[Match, str]] = field(default_factory=list)
-    encoding: str = "utf-8"  # the file's, for writing it back (a coding line, a BOM)
-
-    @property
-    def changed(self) -> bool:
-        return self.patched != self.original
 
 
 def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, Rule],

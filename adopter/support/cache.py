@@ -63,6 +63,18 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+@lru_cache(maxsize=1)
+def rewrite_fingerprint() -> str:
+    """`code_fingerprint` with the rewriter and the kernels it names: what a file's cached
+    patch (adopter/api/apply.py) depends on beyond its matches."""
+    digest = hashlib.sha256(code_fingerprint().encode())
+    for folder in ("rewrite", "kernels"):
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            digest.update(path.relative_to(PACKAGE).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def entry_key(content: bytes, *parts: str) -> str:
     digest = hashlib.sha256(content)
     digest.update(code_fingerprint().encode())

@@ -651,3 +651,34 @@ def test_copy_all_writes_a_complete_tree(tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "OUT").iterdir()) == ["__init__.py", "data.json", "m.py"]
     assert "softmax_last_dim" in (tmp_path / "OUT" / "m.py").read_text()
+
+
+def test_a_patch_is_read_back_from_the_cache_until_the_file_changes(tmp_path, monkeypatch):
+    """`apply` after `apply` (a preview, then the write) rewrites nothing twice: the patch of a
+    file whose bytes, matches, rules and kernel set are unchanged is the cache's, with its
+    refusals; a changed file is patched again."""
+    import adopter.api.apply as apply_api
+
+    source = tmp_path / "m.py"
+    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
+                      "    def forward(self, x, y):\n        return F.softmax(x, dim=-1) + F.softmax(y, dim=1)\n")
+    rules, cache = load_rules(["softmax"]), tmp_path / "cache"
+    calls = []
+
+    def counted(task):
+        calls.append(task.path)
+        return patch_file_of_task(task)
+
+    patch_file_of_task = apply_api.patch_file
+    monkeypatch.setattr(apply_api, "patch_file", counted)
+    first = apply_api.plan_patches([str(source)], rules, jobs=1, cache_dir=cache, kernels="torch")
+    again = apply_api.plan_patches([str(source)], rules, jobs=1, cache_dir=cache, kernels="torch")
+    assert calls == [str(source)]
+    (one,), (two,) = first.patches, again.patches
+    assert one.changed and (two.original, two.patched, two.encoding) == (one.original, one.patched, one.encoding)
+    assert [(m.rule, m.line) for m in two.applied] == [(m.rule, m.line) for m in one.applied] == [("softmax", 7)]
+    assert [reason for _, reason in two.refused] == [reason for _, reason in one.refused] != []
+    apply_api.plan_patches([str(source)], rules, jobs=1, cache_dir=cache, kernels="default")  # another set: patched
+    source.write_text(source.read_text() + "# changed\n")
+    apply_api.plan_patches([str(source)], rules, jobs=1, cache_dir=cache, kernels="torch")
+    assert len(calls) == 3
