@@ -89,6 +89,7 @@ class _Editor(cst.CSTTransformer):
         super().__init__()
         self.pending = dict(edits.edits)
         self.carry: list[cst.EmptyLine] = []  # blank lines and comments above a removed statement
+        self.trailing: list[str] = []  # the comments at the ends of removed statements' lines
         self.heir: int | None = None  # the statement after it, which inherits them
         # A block's first statement (after its docstring) that is removed leaves the next one
         # first: that one's blank lines separated it from removed code, and a block does not
@@ -97,7 +98,8 @@ class _Editor(cst.CSTTransformer):
         self.leads = False
 
     def on_visit(self, node) -> bool:
-        if (self.carry or self.leads) and self.heir is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if (self.carry or self.leads or self.trailing) and self.heir is None and isinstance(
+                node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.heir = id(node)
         if not super().on_visit(node):
             return False
@@ -122,7 +124,8 @@ class _Editor(cst.CSTTransformer):
                 while lines and lines[0].comment is None:
                     lines.pop(0)
                 updated_node, lead = updated_node.with_changes(leading_lines=lines), True
-            self.carry, self.heir, self.leads = [], None, False
+            updated_node = self._inherit_trailing(updated_node)
+            self.carry, self.heir, self.leads, self.trailing = [], None, False, []
         if isinstance(original_node, cst.IndentedBlock) and self.heir is None:
             self.leads = False  # its last statements went: no sibling inherits first place
         return self._edit(original_node, updated_node, lead)
@@ -143,11 +146,30 @@ class _Editor(cst.CSTTransformer):
         statements = edit.before + ([] if edit.remove else [updated_node]) + edit.after
         if edit.remove and not statements and updated_node.leading_lines:
             self.carry, self.heir = list(updated_node.leading_lines), None
+        comment = getattr(getattr(updated_node, "trailing_whitespace", None), "comment", None)
+        if edit.remove and not statements and comment is not None:
+            self.trailing, self.heir = [*self.trailing, comment.value], None
         if edit.remove and not statements and (lead or id(original_node) in self.firsts):
             self.leads, self.heir = True, None
         if not statements:
             return cst.RemovalSentinel.REMOVE
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+
+    def _inherit_trailing(self, node):
+        """The statement after removed ones takes their end-of-line comments: at the end of its
+        own line (before its own comment, in the order of the lines), or, for a compound
+        statement, on lines above it."""
+        if not self.trailing:
+            return node
+        if isinstance(node, cst.SimpleStatementLine):
+            own = node.trailing_whitespace.comment
+            text = "  ".join(self.trailing + ([own.value] if own else []))
+            return node.with_changes(trailing_whitespace=node.trailing_whitespace.with_changes(
+                whitespace=node.trailing_whitespace.whitespace if own else cst.SimpleWhitespace("  "),
+                comment=cst.Comment(text)))
+        lines = [cst.EmptyLine(comment=cst.Comment(text)) for text in self.trailing]
+        return node.with_changes(leading_lines=[*node.leading_lines, *lines])
 
 
 def _is_docstring(statement) -> bool:

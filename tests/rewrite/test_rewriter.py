@@ -682,3 +682,23 @@ def test_a_patch_is_read_back_from_the_cache_until_the_file_changes(tmp_path, mo
     source.write_text(source.read_text() + "# changed\n")
     apply_api.plan_patches([str(source)], rules, jobs=1, cache_dir=cache, kernels="torch")
     assert len(calls) == 3
+
+
+def test_the_comments_at_the_ends_of_folded_lines_stay_on_the_resulting_line(tmp_path):
+    """A rewrite that folds statements into one keeps their end-of-line comments, in the order
+    of the lines, on the line that results; the comments above them stay above it."""
+    source = tmp_path / "mlp.py"
+    source.write_text(
+        "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass MLP(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc_1 = nn.Linear(4, 8)\n"
+        "        self.fc_2 = nn.Linear(4, 8)\n\n    def forward(self, x):\n        # the projections\n"
+        "        x_fc_1 = self.fc_1(x)  # gate: (B, T, H)\n        x_fc_2 = self.fc_2(x)  # up: (B, T, H)\n"
+        "        return F.silu(x_fc_1) * x_fc_2\n")
+    from adopter.rules.registry import load_rules
+    rules = load_rules(["swiglu"])
+    matches = scan([str(source)], rules, jobs=1, layout=True).matches
+    patch = patch_source(str(source), source.read_text(), matches, {r.key: r for r in rules}, "torch")
+    assert patch.applied
+    body = patch.patched.split("def forward(self, x):\n")[1]
+    assert body == ("        # the projections\n"
+                    "        return gated_silu(self.fc_1, self.fc_2, x)  # gate: (B, T, H)  # up: (B, T, H)\n")
