@@ -36,6 +36,9 @@ class FileContext:
         self.imported: dict[str, str] = {  # qualified name -> local name
             **{f"{module}.{name}": name for module, names in imports.object_mapping.items() for name in names},
             **{f"{module}.{name}": alias for module, pairs in imports.alias_mapping.items() for name, alias in pairs}}
+        # what `import m [as a]` binds: the module, by the name the file gives it
+        self.modules: dict[str, str] = {**{module: module for module in imports.module_imports},
+                                         **{module: alias for module, alias in imports.module_aliases.items()}}
 
     def node(self, kind: str, span, what: str) -> cst.CSTNode:
         key = self.lines.key(kind, span)

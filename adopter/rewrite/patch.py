@@ -8,13 +8,14 @@ refused with its reason and leaves the source untouched.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from adopter.records import FilePatch, Match
+from adopter.extract.sources import module_name
 from adopter.rewrite.context import FileContext
+from adopter.rewrite.imports import add_imports
 from adopter.rewrite.kernel_sets import PAPER
 from adopter.rewrite.plan import Namer, Plan, plan_match
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, EditSet, Unsafe, apply_edits
@@ -51,7 +52,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     kept, module = _together(ctx, planned, result)
     if not kept:
         return result
-    module = _add_imports(module, namer, {q for _, plan in kept for q in plan.imports})
+    module = _add_imports(module, namer, {q for _, plan in kept for q in plan.imports}, path)
     patched = module.code
     try:
         ast.parse(patched)
@@ -113,13 +114,7 @@ def _together(ctx: FileContext, planned: list[tuple[Match, Plan]], result: FileP
     return kept, module
 
 
-def _add_imports(module: cst.Module, namer: Namer, qnames: set[str]) -> cst.Module:
-    """`from m import n [as a]` for each new name, through libcst's AddImportsVisitor (which
-    places it with the file's imports and adds nothing the file already imports)."""
+def _add_imports(module: cst.Module, namer: Namer, qnames: set[str], path: str) -> cst.Module:
+    """`from m import n [as a]` for each new name, where isort would put it (imports.py)."""
     needed = [namer.new_imports[q] for q in sorted(qnames) if q in namer.new_imports]
-    if not needed:
-        return module
-    context = CodemodContext()
-    for module_name, name, alias in needed:
-        AddImportsVisitor.add_needed_import(context, module_name, name, alias)
-    return AddImportsVisitor(context).transform_module(module)
+    return add_imports(module, needed, module_name(Path(path)).split(".")[0])

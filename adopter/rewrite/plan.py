@@ -49,7 +49,8 @@ class Namer:
 
     def __init__(self, ctx: FileContext):
         self.taken = set(ctx.names)
-        self.local = dict(ctx.imported)  # qualified name -> local name
+        self.local = dict(ctx.imported)  # qualified name -> local name (or dotted, `F.gelu`)
+        self.modules = ctx.modules  # module imported by `import m [as a]` -> how the file names it
         self.new_imports: dict[str, tuple[str, str, str | None]] = {}  # qname -> (module, name, asname)
 
     def fresh(self, base: str) -> str:
@@ -60,8 +61,13 @@ class Namer:
         return name
 
     def imported(self, qname: str) -> str:
+        """How the file names `qname`: by what it imports already (`from m import n`, or `m`
+        itself: `import torch.nn.functional as F` gives `F.gelu`), else by a new import."""
         if qname not in self.local:
             module, name = qname.rsplit(".", 1)
+            if module in self.modules:
+                self.local[qname] = f"{self.modules[module]}.{name}"
+                return self.local[qname]
             local = name if name not in self.taken else self.fresh(f"{module.split('.')[0]}_{name}")
             self.taken.add(local)
             self.local[qname] = local
@@ -147,7 +153,7 @@ class _Planner:
     def qualified(self, qname: str) -> cst.BaseExpression:
         qname = kernel_for(qname, self.kernels)
         self.plan.imports.add(qname)
-        return cst.Name(self.namer.imported(qname))
+        return cst.parse_expression(self.namer.imported(qname))
 
     def callee(self, callee: str) -> cst.BaseExpression:
         return self.object(callee) if callee.startswith("$") else self.qualified(callee)

@@ -2,8 +2,8 @@
 import math
 
 import torch
-from torch import nn
 from adopter.kernels import sdpa_attention
+from torch import nn
 
 
 class BertLike(nn.Module):

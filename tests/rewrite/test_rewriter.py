@@ -702,3 +702,21 @@ def test_the_comments_at_the_ends_of_folded_lines_stay_on_the_resulting_line(tmp
     body = patch.patched.split("def forward(self, x):\n")[1]
     assert body == ("        # the projections\n"
                     "        return gated_silu(self.fc_1, self.fc_2, x)  # gate: (B, T, H)  # up: (B, T, H)\n")
+
+
+def test_a_kernel_in_a_module_the_file_imports_is_named_through_that_import(tmp_path):
+    """`import torch.nn.functional as F` makes the tanh-GELU rewrite `F.gelu(...)`, with no new
+    import; a file without it gets one."""
+    from adopter.rules.registry import load_rules
+
+    rules = load_rules(["tanh_gelu"])
+    body = ("class InForward(nn.Module):\n    def forward(self, x):\n"
+            "        return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))\n")
+    for imports, call, added in (("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n", "F.gelu", False),
+                                 ("import torch\nfrom torch import nn\n\n\n", "gelu", True)):
+        source = tmp_path / "gelu.py"
+        source.write_text(imports + body)
+        matches = scan([str(source)], rules, jobs=1, layout=True, cache_dir=None).matches
+        patch = patch_source(str(source), source.read_text(), matches, {r.key: r for r in rules}, "torch")
+        assert f"return {call}(x, approximate='tanh')" in patch.patched
+        assert ("from torch.nn.functional import gelu" in patch.patched) == added
