@@ -53,6 +53,7 @@ class PatchTask:
     rules: list[Rule]
     kernels: str = "default"
     save_original_names: bool = False
+    package: str = ""  # the file's top-level package: its imports are the file's own
 
 
 def patch_file(task: PatchTask):
@@ -68,7 +69,7 @@ def patch_file(task: PatchTask):
         return problem
     try:
         patch = patch_source(path, text, task.matches, {r.key: r for r in task.rules}, task.kernels,
-                             task.save_original_names)
+                             task.save_original_names, task.package)
     except Exception as error:  # a rewriter bug must not stop the other files
         return Diagnostic(path, None, None, f"internal error while patching: {type(error).__name__}: {error}")
     patch.encoding = source_encoding(data)
@@ -83,7 +84,7 @@ def _patch_key(task: PatchTask) -> str | None:
         return None
     used = sorted({match.rule_key for match in task.matches})
     rules = [rule for rule in task.rules if rule.key in used]
-    return entry_key(data, "patch", rewrite_fingerprint(), task.path, task.kernels, str(task.save_original_names),
+    return entry_key(data, "patch", rewrite_fingerprint(), task.path, task.kernels, str(task.save_original_names), task.package,
                      json.dumps(to_plain(task.matches), sort_keys=True), json.dumps(to_plain(rules), sort_keys=True))
 
 
@@ -113,7 +114,8 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                    modules=modules)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     cache = ResultCache(cache_dir)
-    tasks = [PatchTask(f.path, f.matches, rules, kernels, save_original_names) for f in scanned.files if f.matches]
+    tasks = [PatchTask(f.path, f.matches, rules, kernels, save_original_names, modules.of(Path(f.path)).split(".")[0])
+             for f in scanned.files if f.matches]
     # a file patched before with the same bytes, matches, rules and rewriter is read back: a
     # preview that follows a scan (`apply --diff`) costs what the scan's cache hit costs
     keys = {task.path: _patch_key(task) for task in tasks} if cache.folder is not None else {}
@@ -182,10 +184,10 @@ class Written:
 
 
 def write_patches(report: ApplyReport, roots: list[str], write: bool = False, out: Path | None = None,
-                  patches: Path | None = None, backup: bool = True,
+                  patches: Path | None = None, backup: bool = False,
                   show_diff: Callable[[str], None] | None = None, copy_all: bool = False) -> Written:
-    """Write each changed file's patch: in place (`write`, atomically, with `FILE.orig` unless
-    not `backup`), as a copy under `out`, as a `.diff` under `patches` (paths below the
+    """Write each changed file's patch: in place (`write`, atomically, also keeping `FILE.orig`
+    with `backup`), as a copy under `out`, as a `.diff` under `patches` (paths below the
     arguments' common folder, `output_base`), and hand each diff to `show_diff`. With
     `copy_all`, `out` first gets a copy of every file under the arguments, so that it holds a
     complete tree. A file that cannot be written is one diagnostic and the others go on; an

@@ -241,7 +241,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           write: bool = typer.Option(False, "--write", help="Edit the files in place (atomically)."),
           out: Optional[Path] = typer.Option(None, "--out", help="Write patched copies under this folder."),
           patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
-          backup: bool = typer.Option(True, "--backup/--no-backup", help="With --write, keep FILE.orig (first run only)."),
+          backup: bool = typer.Option(False, "--backup/--no-backup", help="With --write, also keep FILE.orig (first run only); git is the usual backup."),
           copy_all: bool = typer.Option(False, "--copy-all", help="With --out, copy every file under the arguments "
                                         "too, so that the folder holds a complete tree."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),

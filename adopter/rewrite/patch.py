@@ -8,12 +8,10 @@ refused with its reason and leaves the source untouched.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import libcst as cst
 
 from adopter.records import FilePatch, Match
-from adopter.extract.sources import module_name
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.imports import add_imports
 from adopter.rewrite.kernel_sets import PAPER
@@ -23,7 +21,9 @@ from adopter.rules.model import Rule
 
 
 def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, Rule],
-                 kernels: str = PAPER, save_original_names: bool = False) -> FilePatch:
+                 kernels: str = PAPER, save_original_names: bool = False, package: str = "") -> FilePatch:
+    """The file's patch (`package`: the top-level package the file belongs to, whose imports
+    are the file's own, first-party ones, for where a new import goes)."""
     result = FilePatch(path, source, source)
     if not matches:
         return result
@@ -52,7 +52,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     kept, module = _together(ctx, planned, result)
     if not kept:
         return result
-    module = _add_imports(module, namer, {q for _, plan in kept for q in plan.imports}, path)
+    module = _add_imports(module, namer, {q for _, plan in kept for q in plan.imports}, package)
     patched = module.code
     try:
         ast.parse(patched)
@@ -114,7 +114,7 @@ def _together(ctx: FileContext, planned: list[tuple[Match, Plan]], result: FileP
     return kept, module
 
 
-def _add_imports(module: cst.Module, namer: Namer, qnames: set[str], path: str) -> cst.Module:
+def _add_imports(module: cst.Module, namer: Namer, qnames: set[str], package: str) -> cst.Module:
     """`from m import n [as a]` for each new name, where isort would put it (imports.py)."""
     needed = [namer.new_imports[q] for q in sorted(qnames) if q in namer.new_imports]
-    return add_imports(module, needed, module_name(Path(path)).split(".")[0])
+    return add_imports(module, needed, package)

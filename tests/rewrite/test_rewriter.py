@@ -335,11 +335,17 @@ SELF_OUTPUT = ("from torch import nn\n\n\nclass SelfOutput(nn.Module):\n    def 
                "        h = self.dropout(h)\n        h = self.LayerNorm(h + r)\n        return h\n")
 
 
-def test_apply_write_keeps_a_backup_and_a_second_run_changes_nothing(tmp_path):
-    target = tmp_path / "model.py"
+def test_apply_write_keeps_a_backup_only_when_asked_and_a_second_run_changes_nothing(tmp_path):
+    target, other = tmp_path / "model.py", tmp_path / "plain" / "model.py"
     original = SELF_OUTPUT
-    target.write_text(original)
-    first = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--kernels", "paper", "--write", cwd=tmp_path)
+    other.parent.mkdir()
+    for path in (target, other):
+        path.write_text(original)
+    plain = run_cli("apply", str(other), "--rules", "dropout_layernorm", "--kernels", "paper", "--write", cwd=tmp_path)
+    assert plain.returncode == 0 and other.read_text() != original
+    assert list(other.parent.iterdir()) == [other]  # git is the usual backup: no FILE.orig unless asked
+    first = run_cli("apply", str(target), "--rules", "dropout_layernorm", "--kernels", "paper", "--write", "--backup",
+                    cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     patched = target.read_text()
     assert "h = self.fused_dropout_add_layer_norm(h, r)" in patched
