@@ -43,6 +43,8 @@ def pattern_input(node: cst.CSTNode, item: Input, method: bool = False, keywords
         return whole.elements[item.element].value
     if isinstance(node, cst.BinaryOperation):
         return node.left if item.position == 0 else node.right
+    if isinstance(node, cst.UnaryOperation):
+        return node.expression
     assert isinstance(node, cst.Call)
     if method and isinstance(item.position, int):  # `x.pow(2)` is `torch.Tensor.pow(x, 2)`
         if not isinstance(node.func, cst.Attribute):

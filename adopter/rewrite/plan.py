@@ -435,7 +435,7 @@ class _Planner:
         """The edit key of a matched node's call or binary operation (refused when it is neither)."""
         kind = _CST_KIND.get(pattern.kind)
         if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site.span)) is None:
-            raise Unsafe(f"{what} of the match is not a call or a binary operation")
+            raise Unsafe(f"{what} of the match (line {site.span[0]}) is not a call or an operation that can be edited")
         return self.ctx.key(kind, site.span)
 
     def check_one_method(self) -> None:
@@ -480,7 +480,7 @@ class _Planner:
 
 
 # The libcst node of each kind of pattern node, and the prefix of tensor-method node types.
-_CST_KIND = {"layer": "Call", "binary": "BinaryOperation"}
+_CST_KIND = {"layer": "Call", "binary": "BinaryOperation", "unary": "UnaryOperation"}
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
