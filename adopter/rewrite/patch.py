@@ -15,7 +15,7 @@ from adopter.records import FilePatch, Match
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.imports import add_imports
 from adopter.rewrite.kernel_sets import PAPER
-from adopter.rewrite.plan import Namer, Plan, plan_match
+from adopter.rewrite.plan import Namer, Plan, check_rewritable, plan_match
 from adopter.rewrite.spans import OVERLAPS_FALLBACK, AlreadyRewritten, EditSet, Unsafe, apply_edits
 from adopter.rules.model import Rule
 
@@ -25,13 +25,22 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
     """The file's patch (`package`: the top-level package the file belongs to, whose imports
     are the file's own, first-party ones, for where a new import goes)."""
     result = FilePatch(path, source, source)
-    if not matches:
+    order = {id(match): index for index, match in enumerate(matches)}
+    candidates = []
+    for match in matches:
+        try:
+            check_rewritable(match, rules[match.rule_key], kernels)
+        except Unsafe as reason:
+            result.refused.append((match, str(reason)))
+            continue
+        candidates.append(match)
+    if not candidates:  # every match is refused before its source is read: nothing to parse
         return result
     ctx = FileContext(path, source)
     namer = Namer(ctx)
     planned: list[tuple[Match, Plan]] = []
     kept_originals: list[tuple[int, int]] = []  # line ranges an earlier guarded rewrite kept as they were
-    for match in matches:
+    for match in candidates:
         try:
             plan = plan_match(match, rules[match.rule_key], ctx, namer, kernels, save_original_names)
         except Unsafe as reason:
@@ -40,6 +49,7 @@ def patch_source(path: str, source: str, matches: list[Match], rules: dict[str, 
                 kept_originals.append(reason.lines)
             continue
         planned.append((match, plan))
+    result.refused.sort(key=lambda refused: order[id(refused[0])])  # (in the matches' order, as one pass)
     # the first pass refused these as overlapping the guarded rewrite; so does every later one
     for match, plan in list(planned):
         if any(first <= site.span[0] and site.span[2] <= last

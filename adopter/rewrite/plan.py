@@ -86,6 +86,18 @@ def snake(name: str) -> str:
 
 def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels: str = PAPER,
                save_original_names: bool = False) -> Plan:
+    check_rewritable(match, rule, kernels)
+    rule = oriented(rule, match.swapped)  # positions as this match's operands are written
+    planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)
+    planner.init_part()
+    planner.forward_part()
+    return planner.plan
+
+
+def check_rewritable(match: Match, rule: Rule, kernels: str = PAPER) -> None:
+    """Raise Unsafe for what refuses a match before its source is read: the rule, where the
+    match is, how its objects are built, and a target the kernel set leaves out. (A file
+    whose matches all stop here is not parsed.)"""
     if rule.detect_only:
         raise Unsafe("the rule is detect-only")
     # (the rewriter places and removes code by the pattern's order, types and reads)
@@ -132,11 +144,9 @@ def plan_match(match: Match, rule: Rule, ctx: FileContext, namer: Namer, kernels
                      "such constructions are found, not rewritten")
     if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
         raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
-    rule = oriented(rule, match.swapped)  # positions as this match's operands are written
-    planner = _Planner(match, rule, ctx, namer, kernels, save_original_names)
-    planner.init_part()
-    planner.forward_part()
-    return planner.plan
+    for target in rule.init_target + rule.forward_target:
+        if target.callee and not target.callee.startswith("$"):
+            kernel_for(target.callee, kernels)  # (Unsafe where the set leaves the kernel out)
 
 
 class _Planner:
