@@ -520,3 +520,32 @@ def test_a_constructor_parameter_holds_what_an_in_file_construction_passes():
     assert {t for obj, t in obj_types if obj == f'attr({classes["GLU"]},"act")'} == {
         "torch.nn.SiLU", "torch.nn.GELU", "torch.nn.ReLU"}
     assert not [t for obj, t in obj_types if obj == f'attr({classes["Lone"]},"act")']
+
+
+def test_a_sequential_subclass_whose_forward_threads_a_value_through_itself_keeps_its_layers_in_order():
+    """`for mod in self: x = mod(x)` in the subclass's own forward runs the layers as Sequential's
+    forward does (torchvision's ASPPPooling); a loop that gives each layer the same input does not."""
+    code = """
+    from torch import nn
+    class Pooling(nn.Sequential):
+        def __init__(self, c):
+            super().__init__(nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+        def forward(self, x):
+            for mod in self:
+                x = mod(x)
+            return x
+    class Each(nn.Sequential):
+        def __init__(self, c):
+            super().__init__(nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+        def forward(self, x):
+            return [mod(x) for mod in self]
+    class Apart(nn.Sequential):
+        def __init__(self, c):
+            super().__init__(nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+        def forward(self, x):
+            for mod in self:
+                y = mod(x)
+            return y
+    """
+    classes = {name: c for c, name, *_ in relation(code, "class_def")}
+    assert {c for _call, c in relation(code, "super_init")} == {classes["Pooling"]}

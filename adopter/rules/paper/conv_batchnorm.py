@@ -273,3 +273,33 @@ class NormFromAPartial(nn.Module):
     def forward(self, x):
         # match: conv_batchnorm
         return self.bn(self.conv(x))
+
+
+class PooledBranch(nn.Sequential):
+    """Its own forward runs the layers as Sequential's does, in one loop (torchvision's ASPPPooling)."""
+    def __init__(self, c):
+        super().__init__(
+            nn.AdaptiveAvgPool2d(1),
+            # match: conv_batchnorm
+            nn.Conv2d(c, c, 1, bias=False),
+            nn.BatchNorm2d(c),
+        )
+
+    def forward(self, x):
+        size = x.shape[-2:]
+        for mod in self:
+            x = mod(x)
+        return nn.functional.interpolate(x, size=size)
+
+
+class EachLayerOnTheInput(nn.Sequential):
+    """A loop that gives every layer the same input does not chain them."""
+    def __init__(self, c):
+        # no-match: conv_batchnorm
+        super().__init__(nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        outs = []
+        for mod in self:
+            outs.append(mod(x))
+        return outs
