@@ -17,6 +17,9 @@ import sys
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from adopter.rewrite.spans import is_docstring
 
 _FUTURE, _STDLIB, _THIRD_PARTY, _FIRST_PARTY = range(4)
 
@@ -53,7 +56,7 @@ def _import_block(body) -> list[int]:
     """The indices of the file's leading imports (after a docstring), up to its first other statement."""
     indices = []
     for index, statement in enumerate(body):
-        if index == 0 and not indices and _is_docstring(statement):
+        if index == 0 and not indices and is_docstring(statement):
             continue
         if _import_of(statement) is None:
             break
@@ -61,28 +64,15 @@ def _import_block(body) -> list[int]:
     return indices
 
 
-def _is_docstring(statement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
-
-
-def _dotted(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
 def _sort_key(statement, first_party: str) -> tuple[int, bool, str]:
     """isort's order: section, then `import m` before `from m import n`, then the module."""
     node = _import_of(statement)
     if isinstance(node, cst.ImportFrom):
         if node.relative:
-            return _FIRST_PARTY, True, "." * len(node.relative) + _dotted(node.module)
-        name, is_from = _dotted(node.module), True
+            return _FIRST_PARTY, True, "." * len(node.relative) + (get_full_name_for_node(node.module) or "")
+        name, is_from = get_full_name_for_node(node.module) or "", True
     else:
-        name, is_from = _dotted(node.names[0].name), False
+        name, is_from = get_full_name_for_node(node.names[0].name) or "", False
     top = name.split(".")[0]
     section = (_FUTURE if top == "__future__" else _STDLIB if top in sys.stdlib_module_names
                else _FIRST_PARTY if top == first_party else _THIRD_PARTY)

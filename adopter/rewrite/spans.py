@@ -108,7 +108,7 @@ class _Editor(cst.CSTTransformer):
         position = self.get_metadata(PositionProvider, node, None)
         descend = position is None or any(_within(key, position) for key in self.pending)
         if descend and isinstance(node, cst.IndentedBlock):
-            start = 1 if node.body and _is_docstring(node.body[0]) else 0
+            start = 1 if node.body and is_docstring(node.body[0]) else 0
             if len(node.body) > start:
                 self.firsts.add(id(node.body[start]))
         return descend
@@ -172,7 +172,7 @@ class _Editor(cst.CSTTransformer):
         return node.with_changes(leading_lines=[*node.leading_lines, *lines])
 
 
-def _is_docstring(statement) -> bool:
+def is_docstring(statement) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
