@@ -55,11 +55,8 @@ def code_fingerprint() -> str:
     the API or the CLI, which no cached result depends on."""
     digest = hashlib.sha256(f"format {FORMAT}".encode())
     for pattern in ("*.py", "*.lp", "*.lark", "*.tsv"):
-        for path in sorted(PACKAGE.rglob(pattern)):
-            relative = path.relative_to(PACKAGE)
-            if relative.parts[0] not in _NOT_FINGERPRINTED:
-                digest.update(relative.as_posix().encode())
-                digest.update(path.read_bytes())
+        _hash_files(digest, [path for path in sorted(PACKAGE.rglob(pattern))
+                             if path.relative_to(PACKAGE).parts[0] not in _NOT_FINGERPRINTED])
     return digest.hexdigest()
 
 
@@ -69,10 +66,15 @@ def rewrite_fingerprint() -> str:
     patch (adopter/api/apply.py) depends on beyond its matches."""
     digest = hashlib.sha256(code_fingerprint().encode())
     for folder in ("rewrite", "kernels"):
-        for path in sorted((PACKAGE / folder).rglob("*.py")):
-            digest.update(path.relative_to(PACKAGE).as_posix().encode())
-            digest.update(path.read_bytes())
+        _hash_files(digest, sorted((PACKAGE / folder).rglob("*.py")))
     return digest.hexdigest()
+
+
+def _hash_files(digest, paths: list[Path]) -> None:
+    """Add each file's path (below the package) and bytes to `digest`, in the given order."""
+    for path in paths:
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
 
 
 def entry_key(content: bytes, *parts: str) -> str:
