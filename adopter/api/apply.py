@@ -54,6 +54,7 @@ class PatchTask:
     kernels: str = "default"
     save_original_names: bool = False
     package: str = ""  # the file's top-level package: its imports are the file's own
+    data: bytes | None = None  # the file's bytes, read once (None: read them when patching)
 
 
 def patch_file(task: PatchTask):
@@ -61,7 +62,7 @@ def patch_file(task: PatchTask):
     from adopter.rewrite.patch import patch_source  # imported in the worker: libcst is not needed to scan
 
     path = task.path
-    data, problem = read_bytes(Path(path))
+    data, problem = (task.data, None) if task.data is not None else read_bytes(Path(path))
     if problem:
         return problem
     text, problem = decode_source(data, Path(path))
@@ -76,15 +77,12 @@ def patch_file(task: PatchTask):
     return patch
 
 
-def _patch_key(task: PatchTask) -> str | None:
-    """The cache key of a file's patch: its bytes, its matches and their rules, the kernel set,
-    and the rewriter's code; None when the file cannot be read (the worker reports why)."""
-    data, problem = read_bytes(Path(task.path))
-    if problem:
-        return None
+def _patch_key(task: PatchTask) -> str:
+    """The cache key of a file's patch: the bytes it is patched from (`task.data`), its matches
+    and their rules, the kernel set, and the rewriter's code."""
     used = sorted({match.rule_key for match in task.matches})
     rules = [rule for rule in task.rules if rule.key in used]
-    return entry_key(data, "patch", rewrite_fingerprint(), task.path, task.kernels, str(task.save_original_names), task.package,
+    return entry_key(task.data, "patch", rewrite_fingerprint(), task.path, task.kernels, str(task.save_original_names), task.package,
                      json.dumps(to_plain(task.matches), sort_keys=True), json.dumps(to_plain(rules), sort_keys=True))
 
 
@@ -118,10 +116,22 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
              for f in scanned.files if f.matches]
     # a file patched before with the same bytes, matches, rules and rewriter is read back: a
     # preview that follows a scan (`apply --diff`) costs what the scan's cache hit costs
-    keys = {task.path: _patch_key(task) for task in tasks} if cache.folder is not None else {}
+    # (the key and the patch come from one read of the file: a file changed in between cannot
+    # have its patch stored under the key of the bytes before)
+    keys: dict[str, str] = {}
+    if cache.folder is not None:
+        read = []
+        for task in tasks:
+            data, problem = read_bytes(Path(task.path))
+            if problem:
+                report.diagnostics.append(problem)
+                continue
+            read.append(dataclasses.replace(task, data=data))
+            keys[task.path] = _patch_key(read[-1])
+        tasks = read
     work = []
     for task in tasks:
-        cached = cache.get(keys[task.path], "patch", _decode_patch) if keys.get(task.path) else None
+        cached = cache.get(keys[task.path], "patch", _decode_patch) if task.path in keys else None
         if cached is not None and cached.path == task.path:
             report.patches.append(cached)
         else:

@@ -728,3 +728,24 @@ def test_a_kernel_in_a_module_the_file_imports_is_named_through_that_import(tmp_
         patch = patch_source(str(source), source.read_text(), matches, {r.key: r for r in rules}, "torch")
         assert f"return {call}(x, approximate='tanh')" in patch.patched
         assert ("from torch.nn.functional import gelu" in patch.patched) == added
+
+
+def test_a_patch_and_its_cache_key_come_from_one_read_of_the_file(tmp_path, monkeypatch):
+    """The file is read once for its key and its patch: a file changed between two reads could
+    otherwise have its patch stored under the key of the bytes before."""
+    import adopter.api.apply as apply_api
+
+    source = tmp_path / "m.py"
+    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
+                      "    def forward(self, x):\n        return F.softmax(x, dim=-1)\n")
+    reads = []
+
+    def counted(path):
+        reads.append(path)
+        return real_read(path)
+
+    real_read = apply_api.read_bytes
+    monkeypatch.setattr(apply_api, "read_bytes", counted)
+    report = apply_api.plan_patches([str(source)], load_rules(["softmax"]), jobs=1, cache_dir=tmp_path / "cache",
+                                    kernels="torch")
+    assert report.applied == 1 and reads == [source]
