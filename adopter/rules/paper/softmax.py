@@ -6,6 +6,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn import functional
 from torch.nn.functional import softmax as sm
+from torch_einops_utils.nn import Sequential as EinopsSequential
+from unmodelled.nn import Sequential as OtherSequential
 
 
 class Attention(nn.Module):
@@ -144,3 +146,25 @@ class StoredPartialOfAFunction(nn.Module):
 
     def forward(self, sim):
         return self.attn_fn(sim)
+
+
+class LibrarySequential(nn.Module):
+    """x-transformers' layer weights: torch-einops-utils' Sequential (which drops the layers that
+    are None) runs its layers as nn.Sequential does (datalog/models/einops_utils.lp)."""
+    def __init__(self, dim, norm=True):
+        super().__init__()
+        self.to_weights = EinopsSequential(
+            nn.LayerNorm(dim) if norm else None,
+            nn.Linear(dim, 4),
+            # match: softmax
+            nn.Softmax(dim=-1),
+        )
+        # a library the analyses know nothing of: its Sequential may not call its arguments
+        self.unknown = OtherSequential(
+            nn.Linear(dim, 4),
+            # no-match: softmax
+            nn.Softmax(dim=-1),
+        )
+
+    def forward(self, x):
+        return self.to_weights(x) + self.unknown(x)
