@@ -4,7 +4,8 @@ by evaluation/torch_catalogue.py (`make catalogue`), and read here only.
 - `torch.tsv`: every public torch name model code calls or builds, with its kind (module,
   class, function, method); rules may name these without `extern:`.
 - `inputs/torch.tsv`: for each function and module (its `forward`), the parameters a call may
-  pass by position or by keyword, with their positions: `F.softmax(input=x)` passes input 0.
+  pass by position or by keyword, with their positions and literal defaults: `F.softmax(input=x)`
+  passes input 0, and `F.normalize(x)` leaves p at 2.0.
 - `constructors/torch.tsv`: for each module class, its `__init__` parameters (position, or
   empty for a keyword-only one): what a rewrite may carry over to a kernel's constructor.
 - `ops/torch.tsv` (written by hand): the canonical operations and every spelling of each
@@ -22,6 +23,7 @@ from pathlib import Path
 
 CATALOGUE_DIR = Path(__file__).resolve().parent
 KINDS = ("module", "class", "function", "method")
+INPUTS_HEADER = "name\tparameter\tposition\tdefault"
 
 
 def _rows(folder: Path, header: str) -> list[list[str]]:
@@ -45,12 +47,23 @@ def input_keywords() -> dict[str, tuple[tuple[str, int], ...]]:
     keyword, in position order (a method's receiver is position 0). Builtins take theirs from
     the operations table."""
     found: dict[str, list[tuple[str, int]]] = {}
-    for name, parameter, position in _rows(CATALOGUE_DIR / "inputs", "name\tparameter\tposition"):
+    for name, parameter, position, _default in _rows(CATALOGUE_DIR / "inputs", INPUTS_HEADER):
         found.setdefault(name, []).append((parameter, int(position)))
     for spelling in spellings():
         if spelling.parameters and spelling.name not in found:
             found[spelling.name] = [(parameter, i) for i, parameter in enumerate(spelling.parameters)]
     return {name: tuple(sorted(pairs, key=lambda pair: pair[1])) for name, pairs in found.items()}
+
+
+@lru_cache(maxsize=1)
+def input_defaults() -> dict[str, tuple[tuple[str, str], ...]]:
+    """Qualified name -> the (parameter, default) pairs of the parameters whose default is a
+    literal, the default as its Python repr (`torch.nn.functional.normalize`: ("p", "2.0"), ...)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for name, parameter, _position, default in _rows(CATALOGUE_DIR / "inputs", INPUTS_HEADER):
+        if default:
+            found.setdefault(name, []).append((parameter, default))
+    return {name: tuple(pairs) for name, pairs in found.items()}
 
 
 @dataclass(frozen=True)

@@ -111,12 +111,15 @@ def program_source(programs: Sequence[Path]) -> str:
 def catalogue_facts() -> str:
     """What the analyses read of the catalogue (adopter/catalogue/), as facts:
     `input_keyword(Type, Keyword, Position)`: a call of Type may pass its input Position by
-    Keyword (`F.softmax(input=x)`); `library_module(Type)`: Type is a module class (a layer
+    Keyword (`F.softmax(input=x)`); `input_default(Type, Keyword, Repr)`: a call of Type that
+    leaves Keyword out passes the literal Repr (`F.normalize(x)`: p is "2.0"); `library_module(Type)`: Type is a module class (a layer
     when an object of it is called); `op_spelling(Op, Type, Form)`: a call of Type, written in
     Form (function, method, module), computes the canonical operation Op (`torch.Tensor.softmax`,
     a method, computes `torch.nn.functional.softmax`)."""
     facts = [f'input_keyword("{_escape(name)}","{_escape(keyword)}",{position}).'
              for name, pairs in sorted(catalogue.input_keywords().items()) for keyword, position in pairs]
+    facts += [f'input_default("{_escape(name)}","{_escape(keyword)}","{_escape(default)}").'
+              for name, pairs in sorted(catalogue.input_defaults().items()) for keyword, default in pairs]
     facts += [f'library_module("{_escape(name)}").' for name, kind in sorted(catalogue.kinds().items()) if kind == "module"]
     facts += [f'op_spelling("{_escape(s.op)}","{_escape(s.name)}",{s.form}).' for s in catalogue.spellings()]
     return "\n".join(facts) + "\n"

@@ -265,6 +265,8 @@ def pattern_facts(pattern: Pattern) -> list[str]:
                       for i in sorted({i for i, item in info.uses if item.arg.part is None})]
     lines += [f"pattern_kept({name}, {i})." for i in rule.kept_nodes]
     lines.append(f"rule_id({name}, {q(rule.id)}).")  # (shapes of one rule: checks.lp's subsumed/1)
+    constants = {item.arg.const for node in fwd for item in node.inputs if item.arg.const is not None}
+    lines += sorted(f"number_form({q(other)}, {q(const)})." for const in constants for other in _other_number_forms(const))
     lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in pattern.types()})
     for info in variables.values():
         if info.external:
@@ -297,6 +299,18 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     if rule.reads == "allowed":
         lines.append(f"reads_allowed({name}).")
     return lines
+
+
+def _other_number_forms(const: str) -> list[str]:
+    """The other way to write the number a rule's constant is (`2` and `2.0` are one number to
+    a tensor operation's argument), as a literal's Python repr; [] for any other constant."""
+    try:
+        value = float(const)
+    except ValueError:
+        return []
+    if not value.is_integer() or const in ("True", "False"):
+        return []
+    return [repr(float(value))] if "." not in const and "e" not in const else [repr(int(value))]
 
 
 def _pos(item: Input, whole: bool = False) -> str:

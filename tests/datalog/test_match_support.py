@@ -45,3 +45,35 @@ def test_only_nodes_of_a_type_some_pattern_names_get_keys():
                   keep={"node_key", "node_type"})
     types = {x: t.string for x, t in model.get("node_type")}
     assert [types[x] for x, _ in model.get("node_key")] == ["torch.tanh"]
+
+
+# input_const/3: literals as written, the same number in its other form, and a left-out input's default
+CONSTANTS = """
+    import torch.nn.functional as F
+    import torch.nn as nn
+    class M(nn.Module):
+        def forward(self, x, args, kwargs):
+            a = F.normalize(x, dim=-1)
+            b = F.normalize(x, 2, -1)
+            c = F.normalize(x, p=1.0, dim=-1)
+            d = F.normalize(*args)
+            e = F.normalize(x, **kwargs)
+            return a, b, c, d, e
+"""
+
+
+def test_a_left_out_input_holds_its_default_and_a_number_its_other_form():
+    extra = 'pattern_type("torch.nn.functional.normalize"). number_form("2.0", "2"). number_form("1.0", "1").'
+    model = solve(facts_of(CONSTANTS), extra_program=extra, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS),
+                  keep={"input_const", "node_site", "expr"})
+    lines = {x: line.number for x, _k, e in model.get("node_site") for e2, _s, _kind, line, *_ in model.get("expr") if e2 == e}
+    p = {}
+    for x, pos, value in model.get("input_const"):
+        if str(pos) in ('"p"', "1"):
+            p.setdefault((lines[x], str(pos)), set()).add(value.string)
+    # (lines of CONSTANTS: a=6 ... e=10) the default (2.0, at its keyword and its position) and the
+    # rule's form of it; b's `2` as written (no rule writes 2.0); c's `1.0` also as the rule's 1;
+    # nothing where *args or **kwargs may pass p
+    assert p == {(6, '"p"'): {"2.0", "2"}, (6, "1"): {"2.0", "2"},
+                 (7, '"p"'): {"2"}, (7, "1"): {"2"},
+                 (8, '"p"'): {"1.0", "1"}, (8, "1"): {"1.0", "1"}}

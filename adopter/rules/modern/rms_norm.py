@@ -107,3 +107,23 @@ class NormalizedAlone(Normalized):
     def forward(self, x):
         # no-match: rms_norm
         return F.normalize(x, dim=-1)
+
+
+class NormalizedWithP(Normalized):
+    def forward(self, x):
+        # the L2 norm written out, also as a float (F.normalize's default p is 2.0)
+        # match: rms_norm
+        a = F.normalize(x, p=2, dim=-1) * self.scale
+        # match: rms_norm
+        b = F.normalize(x, 2.0, -1) * self.scale
+        return a + b
+
+
+class NormalizedL1(Normalized):
+    def forward(self, x):
+        # x-transformers' sinkhorn: an L1 normalisation is no RMSNorm
+        # no-match: rms_norm
+        a = F.normalize(x, p=1, dim=-1) * self.scale
+        # no-match: rms_norm
+        b = F.normalize(x, 1, -1) * self.scale
+        return a + b
