@@ -168,7 +168,7 @@ def body_literals(pattern: Pattern) -> list[str]:
                 body.append(f"not node_input({x}, 1, _, _)")
         for item in node.inputs:
             if item is not edge:
-                body += _input_literals(x, pattern.pos(i, item), item, variables, xs)
+                body += _input_literals(x, pattern.pos(i, item), item, variables, xs, may=rule.detect_only)
     for j, node in enumerate(init):
         c = cs[j]
         body.append(f"value_type({c}, ({';'.join(map(q, node.callees))}))")  # (`a|b`: a pool, as above)
@@ -267,6 +267,8 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     lines.append(f"rule_id({name}, {q(rule.id)}).")  # (shapes of one rule: checks.lp's subsumed/1)
     constants = {item.arg.const for node in fwd for item in node.inputs if item.arg.const is not None}
     lines += sorted(f"number_form({q(other)}, {q(const)})." for const in constants for other in _other_number_forms(const))
+    if rule.detect_only and constants:
+        lines.append("may_consts_asked.")
     lines += sorted({f"pattern_type({q(t)})." if t is not None else "pattern_any." for t in pattern.types()})
     for info in variables.values():
         if info.external:
@@ -320,9 +322,13 @@ def _pos(item: Input, whole: bool = False) -> str:
     return at if item.element is None or whole else f"e({at}, {item.element})"
 
 
-def _input_literals(x: str, pos: str, item: Input, variables: dict, xs: list[str]) -> list[str]:
+def _input_literals(x: str, pos: str, item: Input, variables: dict, xs: list[str], may: bool = False) -> list[str]:
+    """The literals for one input of node `x`. `may`: a constant holds where the input may be it
+    (a detect-only rule reports where its pattern may hold: a name that may be -1, a stored
+    `functools.partial`'s keyword); a rewrite needs the literal itself."""
     if item.arg.const is not None or item.arg.code is not None:
-        literal = (f"input_const({x}, {pos}, {q(item.arg.const)})" if item.arg.const is not None
+        const = "input_may_const" if may and not item.negated else "input_const"
+        literal = (f"{const}({x}, {pos}, {q(item.arg.const)})" if item.arg.const is not None
                    else f"input_text({x}, {pos}, {q(item.arg.code)})")
         return [f"not {literal}" if item.negated else literal]
     info = variables[item.arg.var]

@@ -77,3 +77,35 @@ def test_a_left_out_input_holds_its_default_and_a_number_its_other_form():
     assert p == {(6, '"p"'): {"2.0", "2"}, (6, "1"): {"2.0", "2"},
                  (7, '"p"'): {"2"}, (7, "1"): {"2"},
                  (8, '"p"'): {"1.0", "1"}, (8, "1"): {"1.0", "1"}}
+
+
+# input_may_const/3: what a detect-only rule's constants ask
+MAY = """
+    from functools import partial
+    import torch.nn.functional as F
+    import torch.nn as nn
+    class M(nn.Module):
+        def __init__(self, inverted, eps):
+            super().__init__()
+            dim = -2 if inverted else -1
+            inner = partial(F.softmax, dim=dim)
+            self.a = partial(inner, dtype=None)
+            self.b = partial(inner, dim=0)
+        def forward(self, x):
+            return self.a(x), self.b(x), F.softmax(x, 1)
+"""
+
+
+def test_an_input_may_be_a_constant_through_a_name_and_a_stored_partial():
+    model = solve(facts_of(MAY), extra_program='pattern_type("torch.nn.functional.softmax"). may_consts_asked.',
+                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep={"input_may_const", "input_const", "node_site", "expr"})
+    lines = {x: line.number for x, _k, e in model.get("node_site") for e2, _s, _kind, line, *_ in model.get("expr") if e2 == e}
+    # self.a: the inner partial's dim, either arm of the name; self.b: its own dim overrides the
+    # inner one; the function call: its literal (at its keyword: the catalogue's position 1)
+    by_call = {}
+    for x, pos, value in model.get("input_may_const"):
+        if str(pos) == '"dim"':
+            by_call.setdefault(str(x), set()).add(value.string)
+    assert sorted(by_call.values(), key=sorted) == sorted([{"-2", "-1"}, {"0"}, {"1"}], key=sorted)
+    # a rewrite's constants are the literals themselves: only the function call has one
+    assert [v.string for _x, pos, v in model.get("input_const") if str(pos) == '"dim"'] == ["1"]

@@ -1,5 +1,6 @@
 # Fixture for adopter/rules/modern/manual_attention.adopt.
 import math
+from functools import partial
 
 import torch
 from adopter.kernels import sdpa_attention
@@ -245,3 +246,34 @@ class EinsumProbabilitiesSecond(nn.Module):
         # no-match: manual_attention
         dot = torch.einsum("b i d, b j d -> b i j", q, k)
         return torch.einsum("b j d, b i j -> b i d", v, dot.softmax(dim=-1))
+
+
+class EinsumStoredSoftmax(nn.Module):
+    """x-transformers' Attend: the softmax a stored partial of a partial, over a dimension a name
+    may hold (-1, or -2 for inverted attention): detect-only, where the pattern may hold."""
+    def __init__(self, inverted=False, sigmoid=False):
+        super().__init__()
+        attn_dim = -2 if inverted else -1
+        softmax_fn = partial(nn.functional.softmax, dim=attn_dim)
+        self.attn_fn = torch.sigmoid if sigmoid else partial(softmax_fn, dtype=torch.float32)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, scale):
+        equation = "b h j d"
+        # match: manual_attention
+        sim = torch.einsum(f"b h i d, {equation} -> b h i j", q, k) * scale
+        attn = self.attn_fn(sim).type(q.dtype)
+        return torch.einsum(f"b h i j, {equation} -> b h i d", self.dropout(attn), v)
+
+
+class EinsumStoredSoftmaxOverAnotherDim(nn.Module):
+    def __init__(self, inverted=False):
+        super().__init__()
+        attn_dim = -2 if inverted else 1
+        self.attn_fn = partial(nn.functional.softmax, dim=attn_dim)
+        self.other_fn = partial(self.attn_fn, dim=-1)  # (not what forward calls)
+
+    def forward(self, q, k, v):
+        # no-match: manual_attention
+        sim = torch.einsum("b h i d, b h j d -> b h i j", q, k)
+        return torch.einsum("b h i j, b h j d -> b h i d", self.attn_fn(sim), v)
