@@ -549,3 +549,45 @@ def test_a_sequential_subclass_whose_forward_threads_a_value_through_itself_keep
     """
     classes = {name: c for c, name, *_ in relation(code, "class_def")}
     assert {c for _call, c in relation(code, "super_init")} == {classes["Pooling"]}
+
+
+def test_a_class_passed_down_builders_and_picked_from_a_list_builds_what_the_callers_pass():
+    """torchvision's video ResNet: a module function passes `[Conv3DSimple] * 4` and a block class
+    to a constructor, which passes an item of the list and the class to a method through self,
+    which builds the block with it: the block's `conv_builder(...)` may be the list's class, an
+    in-file subclass of nn.Conv3d that keeps its forward, so it is an nn.Conv3d too (not so a
+    subclass with its own forward, nor a Sequential subclass: seq_class/1 holds its layers)."""
+    code = """
+    from torch import nn
+    class Simple(nn.Conv3d):
+        def __init__(self, a, b):
+            super().__init__(a, b, 3)
+    class Own(nn.Conv3d):
+        def forward(self, x):
+            return x
+    class Block(nn.Module):
+        def __init__(self, planes, conv_builder):
+            self.conv = nn.Sequential(conv_builder(planes, planes), nn.BatchNorm3d(planes))
+        def forward(self, x):
+            return self.conv(x)
+    class Net(nn.Module):
+        def __init__(self, block, conv_makers):
+            self.layer1 = self._make_layer(block, conv_makers[0], 4)
+        def _make_layer(self, block, conv_builder, planes):
+            return block(planes, conv_builder)
+        @staticmethod
+        def unused(block, conv_builder):
+            return block(1, conv_builder)
+        def forward(self, x):
+            return self.layer1(x)
+    def net():
+        return Net(Block, [Simple] * 2 + [Own])
+    """
+    obj_types = {(obj, t) for obj, t in relation(code, "obj_type")}
+    classes = {name: c for c, name, *_ in relation(code, "class_def")}
+    # the first item of Block's Sequential: either class of the list; Simple also an nn.Conv3d
+    assert {t for obj, t in obj_types if obj == f'seq(attr({classes["Block"]},"conv"),0)'} == {
+        "snippet.Simple", "snippet.Own", "torch.nn.Conv3d"}
+    # only Simple is a Conv3d: the Conv3d type comes from the subclass that keeps its forward
+    simple_only = code.replace("[Simple] * 2 + [Own]", "[Own]")
+    assert {t for obj, t in relation(simple_only, "obj_type") if obj == f'seq(attr({classes["Block"]},"conv"),0)'} == {"snippet.Own"}

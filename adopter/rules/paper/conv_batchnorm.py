@@ -303,3 +303,58 @@ class EachLayerOnTheInput(nn.Sequential):
         for mod in self:
             outs.append(mod(x))
         return outs
+
+
+class Conv3DSimple(nn.Conv3d):
+    """An in-file subclass that keeps nn.Conv3d's forward builds an nn.Conv3d (torchvision's video ResNet)."""
+    def __init__(self, c_in, c_out):
+        super().__init__(c_in, c_out, kernel_size=3, padding=1, bias=False)
+
+
+class Conv3DOwnForward(nn.Conv3d):
+    def forward(self, x):
+        return super().forward(x).relu()
+
+
+class VideoBlock(nn.Module):
+    """The conv class comes from the caller's caller: a module function passes a list of classes to
+    the network, which passes one item to a method through self, which builds this block with it."""
+    def __init__(self, planes, conv_builder):
+        super().__init__()
+        self.conv1 = nn.Sequential(
+            # match: conv_batchnorm
+            conv_builder(planes, planes), nn.BatchNorm3d(planes), nn.ReLU(inplace=True)
+        )
+
+    def forward(self, x):
+        return self.conv1(x)
+
+
+class OwnForwardBlock(VideoBlock):
+    """Built only with a subclass whose forward is its own: no conv of torch's runs there."""
+    def __init__(self, planes, conv_builder):
+        super().__init__(planes, conv_builder)
+        self.conv2 = nn.Sequential(
+            # no-match: conv_batchnorm
+            conv_builder(planes, planes), nn.BatchNorm3d(planes)
+        )
+
+    def forward(self, x):
+        return self.conv2(x)
+
+
+class VideoNet(nn.Module):
+    def __init__(self, block, conv_makers):
+        super().__init__()
+        self.layer1 = self._make_layer(block, conv_makers[0], 8)
+        self.layer2 = OwnForwardBlock(8, Conv3DOwnForward)
+
+    def _make_layer(self, block, conv_builder, planes):
+        return nn.Sequential(block(planes, conv_builder))
+
+    def forward(self, x):
+        return self.layer2(self.layer1(x))
+
+
+def video_net():
+    return VideoNet(VideoBlock, [Conv3DSimple] * 4)
