@@ -9,7 +9,8 @@ by evaluation/torch_catalogue.py (`make catalogue`), and read here only.
 - `constructors/torch.tsv`: for each module class, its `__init__` parameters (position, or
   empty for a keyword-only one): what a rewrite may carry over to a kernel's constructor.
 - `ops/torch.tsv` (written by hand): the canonical operations and every spelling of each
-  (function, tensor method, module), with the positional parameters of the builtins among them.
+  (function, tensor method, module, operator, idiom), with the positional parameters of the
+  builtins among them and the inputs a spelling fixes (`torch.square`: the exponent is 2).
 
 The analyses (adopter/datalog/) and the rules and rewriter above them read these files
 through this module; nothing else holds a library signature.
@@ -73,28 +74,33 @@ class Spelling:
 
     op: str
     name: str
-    form: str  # function, method, module or operator
+    form: str  # function, method, module, operator or idiom
     parameters: tuple[str, ...]  # positional, the receiver first; empty where inputs/ has them
+    implied: tuple[tuple[str, str], ...] = ()  # (keyword, literal) of the operation's inputs the spelling fixes
 
 
-FORMS = ("function", "method", "module", "operator")
+FORMS = ("function", "method", "module", "operator", "idiom")
 
 
 @lru_cache(maxsize=1)
 def spellings() -> tuple[Spelling, ...]:
     """Every spelling of every canonical operation (ops/torch.tsv)."""
     found = []
-    for op, name, form, parameters in _rows(CATALOGUE_DIR / "ops", "op\tspelling\tform\tparameters"):
+    for op, name, form, parameters, implied in _rows(CATALOGUE_DIR / "ops", "op\tspelling\tform\tparameters\timplied"):
         if form not in FORMS:
             raise ValueError(f"ops: {name}: form {form!r} is not one of {FORMS}")
-        found.append(Spelling(op, name, form, tuple(p for p in parameters.split(",") if p)))
+        fixed = tuple(tuple(pair.split("=", 1)) for pair in implied.split(",") if pair)
+        if any(len(pair) != 2 for pair in fixed):
+            raise ValueError(f"ops: {name}: implied {implied!r} is not `keyword=literal, ...`")
+        found.append(Spelling(op, name, form, tuple(p for p in parameters.split(",") if p), fixed))
     return tuple(found)
 
 
 @lru_cache(maxsize=1)
 def op_of() -> dict[str, str]:
-    """Spelling -> its canonical operation."""
-    return {s.name: s.op for s in spellings()}
+    """Spelling -> its canonical operation (not an idiom's node type: `*` is a product, and a
+    square only where adopter/datalog/ops/idioms.lp says so)."""
+    return {s.name: s.op for s in spellings() if s.form != "idiom"}
 
 
 def spellings_of(op: str) -> tuple[str, ...]:

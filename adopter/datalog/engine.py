@@ -40,7 +40,7 @@ def analysis_parts(variant: str = "full") -> list[tuple[str, list[clingo.Symbol]
 
 
 MATCH_PROGRAMS = (*(DATALOG_DIR / "match" / name for name in ("support.lp", "checks.lp", "report.lp", "layout.lp")),
-                  DATALOG_DIR / "ops" / "canonical.lp")
+                  DATALOG_DIR / "ops" / "canonical.lp", DATALOG_DIR / "ops" / "idioms.lp")
 QUERY_PROGRAMS = (DATALOG_DIR / "addons" / "queries.lp",)  # relations only queries read
 
 
@@ -115,13 +115,16 @@ def catalogue_facts() -> str:
     leaves Keyword out passes the literal Repr (`F.normalize(x)`: p is "2.0"); `library_module(Type)`: Type is a module class (a layer
     when an object of it is called); `op_spelling(Op, Type, Form)`: a call of Type, written in
     Form (function, method, module), computes the canonical operation Op (`torch.Tensor.softmax`,
-    a method, computes `torch.nn.functional.softmax`)."""
+    a method, computes `torch.nn.functional.softmax`); `op_implied(Op, Type, Keyword, Repr)`: that
+    spelling fixes the operation's input Keyword to the literal Repr (`torch.square`: exponent 2)."""
     facts = [f'input_keyword("{_escape(name)}","{_escape(keyword)}",{position}).'
              for name, pairs in sorted(catalogue.input_keywords().items()) for keyword, position in pairs]
     facts += [f'input_default("{_escape(name)}","{_escape(keyword)}","{_escape(default)}").'
               for name, pairs in sorted(catalogue.input_defaults().items()) for keyword, default in pairs]
     facts += [f'library_module("{_escape(name)}").' for name, kind in sorted(catalogue.kinds().items()) if kind == "module"]
     facts += [f'op_spelling("{_escape(s.op)}","{_escape(s.name)}",{s.form}).' for s in catalogue.spellings()]
+    facts += [f'op_implied("{_escape(s.op)}","{_escape(s.name)}","{_escape(key)}","{_escape(value)}").'
+              for s in catalogue.spellings() for key, value in s.implied]
     return "\n".join(facts) + "\n"
 
 

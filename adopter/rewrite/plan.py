@@ -441,9 +441,11 @@ class _Planner:
                 args.append(cst.Arg(value, keyword=cst.Name(item.position), equal=_TIGHT_EQUAL))
         return args
 
-    def expression_key(self, pattern: PatternNode, site: dict, what: str) -> tuple:
-        """The edit key of a matched node's call or binary operation (refused when it is neither)."""
-        kind = _CST_KIND.get(pattern.kind)
+    def expression_key(self, pattern: PatternNode, site: NodeSite, what: str) -> tuple:
+        """The edit key of a matched node's call or binary operation (refused when it is neither).
+        A node of a canonical operation written as an operator (`x ** 2`, `x * x` for a pattern's
+        `torch.Tensor.pow($x, 2)`) is an operation whatever kind the pattern's node is."""
+        kind = "BinaryOperation" if site.form == "op" else _CST_KIND.get(pattern.kind)
         if kind is None or self.ctx.nodes.get(self.ctx.key(kind, site.span)) is None:
             raise Unsafe(f"{what} of the match (line {site.span[0]}) is not a call or an operation that can be edited")
         return self.ctx.key(kind, site.span)
@@ -510,8 +512,11 @@ def as_function(call: cst.Call, site: NodeSite, built: list[cst.Arg] = ()) -> cs
 
 
 def _capture(i: int, pattern: PatternNode, site: NodeSite, node: cst.CSTNode, captured: dict) -> None:
+    # (a constant is the rule's, checked by the analysis: it may be a default or implied by the
+    # spelling, `x.square()` for `pow(x, 2)`, with nothing in the source to read)
     for item in pattern.inputs:
-        captured[(i, item.position, item.element)] = matched_input(node, item, pattern, site)
+        if item.arg.var is not None:
+            captured[(i, item.position, item.element)] = matched_input(node, item, pattern, site)
 
 
 def _capturer(i: int, pattern: PatternNode, site: NodeSite, captured: dict):

@@ -18,7 +18,7 @@ def test_the_datalog_steps_are_main_lp_in_include_order_then_the_match_programs_
     steps = profile.datalog_steps()
     assert [name for name, _, _ in steps[:len(includes)]] == includes
     assert [name for name, _, _ in steps[len(includes):-1]] == ["match/support.lp", "match/checks.lp", "match/report.lp", "match/layout.lp",
-                                                                   "ops/canonical.lp"]
+                                                                   "ops/canonical.lp", "ops/idioms.lp"]
     assert all(len(programs) == i + 1 for i, (_, programs, _) in enumerate(steps[:-1]))  # cumulative
     assert "cand(m(" in steps[-1][2] and steps[-1][1] == steps[-2][1]  # the rules add text, not programs
 

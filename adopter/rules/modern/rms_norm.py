@@ -78,6 +78,30 @@ class FunctionSpellings(LlamaRMSNorm):
         return x * torch.rsqrt(variance + self.variance_epsilon)
 
 
+class SquareSpellings(LlamaRMSNorm):
+    """The square in each of its spellings: `x * x`, `x ** 2`, `x.square()`, `torch.square(x)`
+    (adopter/catalogue/ops/: implied exponent; adopter/datalog/ops/idioms.lp: a value times itself)."""
+    def forward(self, x):
+        # match: rms_norm
+        a = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + self.variance_epsilon)
+        # match: rms_norm
+        b = x * torch.rsqrt(torch.mean(x ** 2, dim=-1, keepdim=True) + self.variance_epsilon)
+        # match: rms_norm
+        c = x * torch.rsqrt(x.square().mean(-1, keepdim=True) + self.variance_epsilon)
+        # match: rms_norm
+        d = x * torch.rsqrt(torch.square(x).mean(-1, keepdim=True) + self.variance_epsilon)
+        return a + b + c + d
+
+
+class ProductOfTwo(LlamaRMSNorm):
+    def forward(self, x, y):
+        # no-match: rms_norm
+        a = x * torch.rsqrt((x * y).mean(-1, keepdim=True) + self.variance_epsilon)
+        # no-match: rms_norm
+        b = x * torch.rsqrt((x ** 3).mean(-1, keepdim=True) + self.variance_epsilon)
+        return a + b
+
+
 class Normalized(nn.Module):
     """x-transformers' RMSNorm: an L2 normalisation times sqrt(dim) and a gain (rms_norm.normalize.adopt)."""
     def __init__(self, dim):

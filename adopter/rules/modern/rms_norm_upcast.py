@@ -80,6 +80,6 @@ class CubeNotSquare(T5LayerNorm):
 
 class MeanSpelledAsFunction(T5LayerNorm):
     def forward(self, x):
-        # todo-match: rms_norm_upcast
+        # match: rms_norm_upcast
         variance = torch.mean(x.to(torch.float32) ** 2, -1, keepdim=True)
         return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
