@@ -392,7 +392,7 @@ def test_swiglu_is_rewritten_by_the_torch_set_and_left_out_of_default_until_a_gp
     # every shape (swiglu.adopt and swiglu.*.adopt) but the exact-GELU ones, which are detect-only
     by_key = {r.key: r for r in rules}
     detect_only = [m for m in matches if by_key[m.rule_key].detect_only]
-    assert len(by_set["torch"].applied) == len(matches) - len(detect_only) == 13 and len(detect_only) == 3
+    assert len(by_set["torch"].applied) == len(matches) - len(detect_only) == 14 and len(detect_only) == 3
     assert "from adopter.kernels import gated_act, gated_act_mul, gated_silu, silu_mul" in by_set["torch"].patched
     assert by_set["default"].applied == [] and not by_set["default"].changed
     assert {reason for m, reason in by_set["default"].refused if not by_key[m.rule_key].detect_only} == {

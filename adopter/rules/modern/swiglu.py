@@ -254,3 +254,28 @@ class ChunkedFunctionalLinear(nn.Module):
         gate, up = F.linear(h, self.gate_up_proj[expert]).chunk(2, dim=-1)
         # no-match: swiglu
         return self.act_fn(gate) * up
+
+
+class PassedGLU(nn.Module):
+    """x-transformers' GLU: the activation is a constructor argument, which the class building it
+    also places in a Sequential of its own; the rewrite calls it as this class holds it (`self.act`)."""
+    def __init__(self, dim, activation):
+        super().__init__()
+        self.act = activation
+        self.proj = nn.Linear(dim, dim * 2)
+
+    def forward(self, x):
+        up, gate = self.proj(x).chunk(2, dim=-1)
+        # match: swiglu
+        return up * self.act(gate)
+
+
+class FeedForwardWithGLU(nn.Module):
+    def __init__(self, dim, glu):
+        super().__init__()
+        activation = nn.SiLU()
+        proj_in = PassedGLU(dim, activation) if glu else nn.Sequential(nn.Linear(dim, dim), activation)
+        self.ff = nn.Sequential(proj_in, nn.Linear(dim, dim))
+
+    def forward(self, x):
+        return self.ff(x)
