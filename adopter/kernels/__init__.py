@@ -246,12 +246,20 @@ class DropoutAddLayerNorm(nn.Module):
         return F.layer_norm(x + residual, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
 
 
-def rms_normalize(x: torch.Tensor, eps: float, upcast: bool = False) -> torch.Tensor:
-    """`x * rsqrt(mean(x.float() ** 2, -1, keepdim=True) + eps)`, the normalising half of a
+def rms_normalize(x: torch.Tensor, eps: float, upcast: bool = False, dim=-1) -> torch.Tensor:
+    """`x * rsqrt(mean(x.float() ** 2, dim, keepdim=True) + eps)`, the normalising half of a
     hand-written RMSNorm (the weight and the cast back stay in the caller), as PyTorch's
-    single `rms_norm` kernel over the last dimension, computed in float32. The result is
-    float32 with `upcast` (the original multiplies `x` by a float32 factor), else `x`'s dtype."""
-    out = F.rms_norm(x.float(), (x.shape[-1],), eps=eps)
+    single `rms_norm` kernel, computed in float32. The result is float32 with `upcast` (the
+    original multiplies `x` by a float32 factor), else `x`'s dtype. `dim` is the one the
+    original's mean is over (litgpt's RMSNorm takes it as a constructor argument): another
+    single dimension is moved last for the kernel and back; several are computed as written."""
+    h = x.float()
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        last = dim in (-1, h.dim() - 1)
+        out = F.rms_norm(h if last else h.movedim(dim, -1), (h.shape[dim],), eps=eps)
+        out = out if last else out.movedim(-1, dim)
+    else:
+        out = h * torch.rsqrt(h.pow(2).mean(dim, keepdim=True) + eps)
     return out if upcast else out.to(x.dtype)
 
 

@@ -15,6 +15,7 @@ from adopter.kernels import (  # noqa: E402
     FusedLinearBatchNorm1d,
     linear_bias_act,
     load_renamed,
+    rms_normalize,
     softmax_last_dim,
 )
 
@@ -162,3 +163,14 @@ def test_guarded_rewrite_of_the_fixture_computes_what_the_original_does_on_every
         a, b = (getattr(m, name)().eval() for m in modules)
         for x, y in zip(a(q, k, v, mask), b(q, k, v, mask)):
             assert torch.allclose(x, y, atol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [-1, 2, 1, 0, (1, 2)])
+@pytest.mark.parametrize("upcast", [False, True])
+def test_rms_normalize_normalises_over_the_dim_the_original_means_over(dim, upcast):
+    x = torch.randn(3, 4, 5, dtype=torch.bfloat16)
+    h = x.float()
+    expected = h * torch.rsqrt(h.pow(2).mean(dim, keepdim=True) + 1e-6)
+    got = rms_normalize(x, 1e-6, upcast=upcast, dim=dim)
+    assert got.dtype == (torch.float32 if upcast else torch.bfloat16)
+    torch.testing.assert_close(got, expected if upcast else expected.to(torch.bfloat16))

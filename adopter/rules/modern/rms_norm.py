@@ -93,6 +93,23 @@ class SquareSpellings(LlamaRMSNorm):
         return a + b + c + d
 
 
+class DimFromTheConstructor(nn.Module):
+    """litgpt's RMSNorm: the dim a constructor argument, the square `x * x` of an upcast input."""
+    def __init__(self, size, dim=-1, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(size))
+        self.eps = eps
+        self.dim = dim
+
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.float()
+        # match: rms_norm
+        norm_x = torch.mean(x * x, dim=self.dim, keepdim=True)
+        x_normed = x * torch.rsqrt(norm_x + self.eps)
+        return (x_normed * self.weight.float()).to(dtype=dtype)
+
+
 class ProductOfTwo(LlamaRMSNorm):
     def forward(self, x, y):
         # no-match: rms_norm

