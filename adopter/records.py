@@ -294,4 +294,5 @@ class NearMiss:
                 "read outside": f"a value it removes is read outside the match{at}",
                 "part read": f"a node of it takes only a part of the value before it, through a subscript{at}",
                 "unmodelled": f"its function holds `{self.detail}`, which the analyses do not model",
-                "sequential mixed": "its layers come from different constructions of one nn.Sequential"}.get(self.check, self.check)
+                "sequential mixed": "its layers come from different constructions of one nn.Sequential",
+                "constant": f"an input differs from the rule's constant: {self.detail}{at}"}.get(self.check, self.check)

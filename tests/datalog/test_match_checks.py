@@ -122,3 +122,29 @@ def test_the_layers_of_one_sequential_call_come_from_one_construction(tmp_path):
     path.write_text(textwrap.dedent(code))
     result = scan([str(path)], load_rules(["bias_gelu"]), jobs=1, cache_dir=None, explain=True)
     assert [m.line for m in result.matches] == [12, 14] and result.near_misses == []
+
+
+def test_a_candidate_that_holds_all_but_one_constant_is_a_near_miss_naming_the_input(tmp_path):
+    """`scan --explain` (the compiled rules' explain variants): an input the code passes, leaves
+    at a default, leaves out, or computes, where the rule needs a constant."""
+    from adopter.api.scan import scan
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        class A(nn.Module):
+            def forward(self, x, q, k, v):
+                a = F.normalize(x, p=1, dim=-1) * 3
+                b = F.normalize(x) * 3
+                c = F.normalize(x, p=2, dim=-1) * 3
+                s = torch.matmul(q, k.transpose(-1, -2))
+                p = F.softmax(s, dim=x.dim() - 1)
+                return a + b + c, torch.matmul(p, v)
+    """))
+    result = scan([str(path)], load_rules(["rms_norm", "manual_attention"]), jobs=1, cache_dir=None, explain=True)
+    assert [(m.rule, m.line) for m in result.matches] == [("rms_norm", 9)]
+    assert sorted((m.line, m.check, m.detail, m.detail_line) for m in result.near_misses) == [
+        (7, "constant", "p=1, not 2", 7),
+        (8, "constant", "dim left out (1), not -1", 0),
+        (10, "constant", "dim is computed, not -1", 11)]

@@ -58,9 +58,15 @@ def test_the_compiled_rule_is_readable_datalog_with_flow_order_and_feasibility()
     edges = sorted(line for line in program.splitlines() if line.startswith("pattern_edge("))
     assert edges == [f'pattern_edge("example", {a}, {b}).' for a, b in ((0, 1), (1, 2), (2, 3), (3, 5))]
     # found node by node: one rule per pattern node, each carrying what later nodes use
-    steps = [line for line in program.splitlines() if ":-" in line]
+    base, explain = program.split("#program explain.")
+    steps = [line for line in base.splitlines() if ":-" in line]
     assert len(steps) == 6 and all(f'cand_part("example", {k}, R, ' in steps[k - 1] for k in range(1, 6))
     assert all(f'cand_part("example", {k - 1}, R, ' in steps[k - 1] for k in range(2, 7))
+    # for `scan --explain`: the chain again with the constant dim=-1 not holding, under a name of its own
+    relaxed = [line for line in explain.splitlines() if ":-" in line]
+    assert len(relaxed) == 6 and 'not input_const(X6, "dim", "-1")' in explain
+    assert relaxed[-1].startswith('relaxed(m("example", R, (X1, X2, X3, X4, X5, X6,), (C1, C2,)), c(5, "dim", "-1")) :- ')
+    assert all('cand_part("example#const1", ' in line for line in relaxed)
     from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, ground
     ground([MAIN_PROGRAM, *MATCH_PROGRAMS], program)                # valid and safe: clingo grounds it
 
