@@ -21,7 +21,8 @@ def test_the_committed_catalogue_equals_a_fresh_generation():
 def test_the_committed_input_positions_equal_a_fresh_generation():
     assert INPUTS_OUT.read_text(encoding="utf-8") == render_inputs(), "regenerate it: make catalogue"
     rows = INPUTS_OUT.read_text(encoding="utf-8").splitlines()
-    assert "torch.nn.functional.softmax\tinput\t0" in rows and "torch.nn.Linear\tinput\t0" in rows
+    assert "torch.nn.functional.softmax\tinput\t0\t" in rows and "torch.nn.Linear\tinput\t0\t" in rows
+    assert "torch.nn.functional.normalize\tp\t1\t2.0" in rows  # a literal default
 
 
 def test_the_committed_constructor_parameters_equal_a_fresh_generation():
