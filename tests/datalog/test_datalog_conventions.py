@@ -152,3 +152,37 @@ def test_the_check_finds_a_join_made_only_through_an_equation():
 def test_no_rule_joins_through_an_equation():
     offending = programs_failing(split_joins)
     assert not offending, f"write the term into the column that binds the variable: {offending}"
+
+
+def unmarked_join_notes(text: str) -> list[str]:
+    """`line: comment` for each comment paragraph above a rule that explains a join order (it names
+    clingo and a join) without the `% join:` marker, and for each marker followed by no rule."""
+    lines = text.splitlines()
+    found: list[str] = []
+    start = None
+    for i, line in enumerate([*lines, ""]):
+        if line.startswith("%") and not line.startswith("%*!") and start is None:
+            start = i
+        if start is not None and (not line.startswith("%") or line.startswith("% join:") and i > start):
+            block = " ".join(lines[start:i])
+            if "clingo" in block and "join" in block and ":-" in line and not lines[start].startswith("% join:"):
+                found.append(f"{start + 1}: {lines[start]}")
+            if lines[start].startswith("% join:") and ":-" not in line:
+                found.append(f"{start + 1}: a `% join:` note above no rule")
+            start = i if line.startswith("% join:") else None
+    return found
+
+
+def test_the_join_note_check_finds_an_unmarked_note_and_a_marker_above_no_rule():
+    assert unmarked_join_notes("% (joined on the full key: clingo met every pair)\na(X) :- b(X).\n") == [
+        "1: % (joined on the full key: clingo met every pair)"]
+    assert unmarked_join_notes("% join: on the full key, clingo met every pair\n\na(X) :- b(X).\n") == [
+        "1: a `% join:` note above no rule"]
+    assert unmarked_join_notes("% join: on the full key, clingo met every pair\na(X) :- b(X).\n") == []
+
+
+def test_every_helper_relation_kept_for_a_join_order_says_so_with_a_join_note():
+    # (main.lp's conventions: a relation that exists so that clingo joins on a full key is marked
+    # `% join:` above its rule, so that a reader does not fold it back into its caller)
+    offending = written_programs_failing(unmarked_join_notes)
+    assert not offending, f"mark the note `% join: ...` directly above the rule it explains: {offending}"
