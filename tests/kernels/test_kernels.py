@@ -81,6 +81,19 @@ def test_linear_bias_act_is_act_of_linear(act, bias):
     assert torch.allclose(linear_bias_act(linear, act, x), act(linear(x)), rtol=1e-5, atol=1e-6)
 
 
+def test_linear_bias_act_runs_a_linear_s_forward_hooks():
+    # graphormer's quant_noise: a forward pre-hook changes the weight the Linear computes with
+    torch.manual_seed(0)
+    linear = nn.Linear(5, 6)
+
+    def double_weight(module, inputs):
+        module.weight.data.mul_(2)
+    linear.register_forward_pre_hook(double_weight)
+    x = torch.randn(3, 5)
+    expected = nn.GELU()(nn.functional.linear(x, linear.weight * 2, linear.bias))
+    assert torch.allclose(linear_bias_act(linear, nn.GELU(), x), expected, rtol=1e-5, atol=1e-6)
+
+
 class _Old(nn.Module):
     def __init__(self):
         super().__init__()
