@@ -51,7 +51,7 @@ match: setup $(ZOO)/modeling_bert.py $(ZOO)/MODULES.tsv
 
 # Precision/recall against the ground truth and the paper's counts, the ast-grep
 # baseline, and the ablations (Table 2 and 3 shapes), all under build/eval/.
-eval: build/matches.jsonl
+eval: match
 	$(BIN)/python -m evaluation.evaluate --ablations
 	$(BIN)/python -m evaluation.astgrep_baseline.run
 
@@ -74,8 +74,10 @@ gate-dev: eval-dev
 eval-sites: setup
 	$(BIN)/python -m evaluation.evaluate_sites
 
-# The CI gate: no rule below the committed floor evaluation/baseline.tsv.
-gate: build/matches.jsonl
+# The CI gate: no rule below the committed floor evaluation/baseline.tsv. It scans first (the
+# result cache answers at once where neither the zoo nor the code changed): a build/matches.jsonl
+# of older code would score that code.
+gate: match
 	$(BIN)/python -m evaluation.evaluate
 	$(BIN)/python -m evaluation.gate
 
