@@ -112,7 +112,8 @@ def catalogue_facts() -> str:
     """What the analyses read of the catalogue (adopter/catalogue/), as facts:
     `input_keyword(Type, Keyword, Position)`: a call of Type may pass its input Position by
     Keyword (`F.softmax(input=x)`); `input_default(Type, Keyword, Repr)`: a call of Type that
-    leaves Keyword out passes the literal Repr (`F.normalize(x)`: p is "2.0"); `library_module(Type)`: Type is a module class (a layer
+    leaves Keyword out passes the literal Repr (`F.normalize(x)`: p is "2.0"); `ctor_keyword(Class,
+    Keyword, Position)`: a module class's constructor takes Keyword at Position; `library_module(Type)`: Type is a module class (a layer
     when an object of it is called); `op_spelling(Op, Type, Form)`: a call of Type, written in
     Form (function, method, module), computes the canonical operation Op (`torch.Tensor.softmax`,
     a method, computes `torch.nn.functional.softmax`); `op_implied(Op, Type, Keyword, Repr)`: that
@@ -121,6 +122,8 @@ def catalogue_facts() -> str:
              for name, pairs in sorted(catalogue.input_keywords().items()) for keyword, position in pairs]
     facts += [f'input_default("{_escape(name)}","{_escape(keyword)}","{_escape(default)}").'
               for name, pairs in sorted(catalogue.input_defaults().items()) for keyword, default in pairs]
+    facts += [f'ctor_keyword("{_escape(name)}","{_escape(keyword)}",{position}).'
+              for name, signature in sorted(catalogue.constructors().items()) for position, keyword in enumerate(signature.positional)]
     facts += [f'library_module("{_escape(name)}").' for name, kind in sorted(catalogue.kinds().items()) if kind == "module"]
     facts += [f'op_spelling("{_escape(s.op)}","{_escape(s.name)}",{s.form}).' for s in catalogue.spellings()]
     facts += [f'op_implied("{_escape(s.op)}","{_escape(s.name)}","{_escape(key)}","{_escape(value)}").'

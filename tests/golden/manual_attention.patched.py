@@ -58,6 +58,26 @@ class Plain(nn.Module):
         return sdpa_attention(q, k, v, mask, 8.0, self.attn_dropout)
 
 
+class SoftmaxModules(Plain):
+    """The softmax as a module, its dim a constructor argument: built where it is called (BLIP-2,
+    ViLT, LayoutLMv3) or stored on self; one built over another dim is no match."""
+
+    def __init__(self):
+        super().__init__()
+        self.softmax = nn.Softmax(dim=-1)
+        self.over_rows = nn.Softmax(1)
+
+    def forward(self, q, k, v, mask):
+        # match: manual_attention
+        a = sdpa_attention(q, k, v, mask, 8.0, self.attn_dropout)
+        # match: manual_attention
+        b = sdpa_attention(q, k, v, mask, 8.0, self.attn_dropout)
+        # no-match: manual_attention
+        scores3 = torch.matmul(q, k.transpose(-1, -2)) / 8.0 + mask
+        c = torch.matmul(self.attn_dropout(self.over_rows(scores3)), v)
+        return a + b + c
+
+
 class ProbabilitiesAlwaysReturned(nn.Module):
     """The probabilities are returned on every path: nowhere to fuse (found by
     manual_attention.steps, which lets them be read, and not rewritten)."""

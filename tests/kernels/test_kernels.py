@@ -172,7 +172,7 @@ def test_guarded_rewrite_of_the_fixture_computes_what_the_original_does_on_every
         args = (q, k, v, mask if use_mask else None, head_mask if use_head_mask else None, output_attentions)
         for x, y in zip(a(*args), b(*args)):
             assert torch.allclose(x, y, atol=1e-6), (kind, use_mask, use_head_mask, output_attentions)
-    for name in ("Plain", "ProbabilitiesReturnedWhenAsked"):
+    for name in ("Plain", "ProbabilitiesReturnedWhenAsked", "SoftmaxModules"):
         a, b = (getattr(m, name)().eval() for m in modules)
         for x, y in zip(a(q, k, v, mask), b(q, k, v, mask)):
             assert torch.allclose(x, y, atol=1e-6)

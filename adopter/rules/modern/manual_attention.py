@@ -54,6 +54,28 @@ class Plain(nn.Module):
         return torch.matmul(probs, v)
 
 
+class SoftmaxModules(Plain):
+    """The softmax as a module, its dim a constructor argument: built where it is called (BLIP-2,
+    ViLT, LayoutLMv3) or stored on self; one built over another dim is no match."""
+
+    def __init__(self):
+        super().__init__()
+        self.softmax = nn.Softmax(dim=-1)
+        self.over_rows = nn.Softmax(1)
+
+    def forward(self, q, k, v, mask):
+        # match: manual_attention
+        scores = torch.matmul(q, k.transpose(-1, -2)) / 8.0 + mask
+        a = torch.matmul(self.attn_dropout(nn.Softmax(dim=-1)(scores)), v)
+        # match: manual_attention
+        scores2 = torch.matmul(q, k.transpose(-1, -2)) / 8.0 + mask
+        b = torch.matmul(self.attn_dropout(self.softmax(scores2)), v)
+        # no-match: manual_attention
+        scores3 = torch.matmul(q, k.transpose(-1, -2)) / 8.0 + mask
+        c = torch.matmul(self.attn_dropout(self.over_rows(scores3)), v)
+        return a + b + c
+
+
 class ProbabilitiesAlwaysReturned(nn.Module):
     """The probabilities are returned on every path: nowhere to fuse (found by
     manual_attention.steps, which lets them be read, and not rewritten)."""
