@@ -110,8 +110,8 @@ def linear_bias_act(linear: nn.Module, act, x: torch.Tensor) -> torch.Tensor:
     """`act(linear(x))`, with the bias add fused into the GELU when `act` is exact GELU. A Linear
     with forward hooks is called as it is: reading its weight directly would skip them (graphormer's
     `quant_noise` adds noise to the weight in a forward pre-hook)."""
-    hooked = isinstance(linear, nn.Module) and bool(linear._forward_pre_hooks or linear._forward_hooks)
-    if isinstance(linear, nn.Linear) and linear.bias is not None and _is_exact_gelu(act) and not hooked:
+    if (isinstance(linear, nn.Linear) and linear.bias is not None and _is_exact_gelu(act)
+            and not (linear._forward_pre_hooks or linear._forward_hooks)):
         return _bias_gelu(F.linear(x, linear.weight), linear.bias)
     return act(linear(x))
 
