@@ -33,8 +33,11 @@ ANCHORED_AT_FIRST_NODE = {"swiglu"}
 
 
 def anchor_line(record: dict) -> int:
-    """The line the ground truth's anchor for the record's family is on."""
-    if FAMILY_OF_RULE.get(record["rule"], record["rule"]) in ANCHORED_AT_FIRST_NODE and record["nodes"]:
+    """The line the ground truth's anchor for the record's family is on. (A first node that runs in
+    a helper, torchtitan's `self._grouped_mm(...)`, is anchored at the helper's call in the match's
+    function: the line the match reports.)"""
+    if FAMILY_OF_RULE.get(record["rule"], record["rule"]) in ANCHORED_AT_FIRST_NODE and record["nodes"] \
+            and record["nodes"][0]["function"] == record["function"]:
         return int(record["nodes"][0]["span"][0])
     return int(record["line"])
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from adopter.extract.axis_patterns import axis_rows
 from adopter.extract.coverage import MODELLED_TYPES
 from adopter.extract.mentions import quiet_runs
 from adopter.extract.schema import RELATIONS
@@ -473,6 +474,8 @@ class FactExtractor:
                 rows["call_kwarg"].append((eid, keyword.arg or "**", sub(keyword.value, sid)))
         elif t is ast.Constant:
             rows["constant"].append((eid, repr(node.value)))
+            if type(node.value) is str and "->" in node.value:
+                rows["pattern_axis"].extend((eid, *row) for row in axis_rows(node.value))
         elif t is ast.Subscript:
             rows["subscript"].append((eid, sub(node.value, sid), sub(node.slice, sid)))
         elif t is ast.BinOp:

@@ -64,6 +64,8 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "boolop": (("expr", "op", "index", "value"), "operand `index` of an `and`/`or`"),
     "compare": (("expr", "op", "left", "right"), "a comparison (only the first operator of a chain)"),
     "ifexp": (("expr", "test", "body", "orelse"), "`body if test else orelse`"),
+    "pattern_axis": (("expr", "side", "dim", "member", "axis"),
+                     "a string literal in einops' axis notation, `'... (d r) -> ... d r'` (adopter/extract/axis_patterns.py): on side `side` (in/out), dimension `dim` (counted from the last, -1) holds axis `axis` (`...` for the leading dimensions) as member `member` of a parenthesised group (0, 1, ...), or alone (-1)"),
     "element": (("expr", "index", "elem"), "element of a tuple, list or set literal"),
     "slice_bound": (("expr", "part", "bound"), "a bound of a slice `lower:upper:step` (part: lower/upper/step; absent bounds have no row)"),
     "dict_item": (("expr", "index", "key", "value"), "item of a dict literal (key 0 for `**`)"),
@@ -87,6 +89,7 @@ INT_COLUMNS = frozenset({
     "stmt", "class", "function", "exit", "index", "line", "col", "end_line", "end_col", "base",
     "parent", "source", "target", "test", "iter", "context", "value", "expr", "callee", "call",
     "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt", "subject", "scope", "bound",
+    "dim", "member",
 })
 
 

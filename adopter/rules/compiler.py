@@ -182,6 +182,10 @@ def body_literals(pattern: Pattern) -> list[str]:
             # a spelling of a canonical operation stands for all of them (ops/canonical.lp)
             ops = sorted({op_of()[c] for c in node.callees})
             body.append(f"node_op({x}, ({';'.join(map(q, ops))}))")  # (its spellings' forms: canonical.lp's form_kind/2)
+        elif node.kind == "layer" and any(c in op_of() for c in node.callees):
+            # alternatives of both kinds: an operation (any spelling) or a type (canonical.lp's node_named)
+            names = sorted({op_of().get(c, c) for c in node.callees})
+            body.append(f"node_named({x}, ({';'.join(map(q, names))}))")
         elif node.kind == "layer":  # (alternatives `a|b` as a pool: one rule per type)
             body += [f"node_type({x}, ({';'.join(map(q, node.callees))}))", f"not node_kind({x}, op)"]
         elif node.kind in ("binary", "unary"):
@@ -195,7 +199,8 @@ def body_literals(pattern: Pattern) -> list[str]:
                 body += _input_literals(x, pattern.pos(i, item), item, variables, xs, may=rule.detect_only)
     for j, node in enumerate(init):
         c = cs[j]
-        body.append(f"value_type({c}, ({';'.join(map(q, node.callees))}))")  # (`a|b`: a pool, as above)
+        relation = "wrapped_type" if node.wrapped else "value_type"  # (`~T()`: types/wrappers.lp)
+        body.append(f"{relation}({c}, ({';'.join(map(q, node.callees))}))")  # (`a|b`: a pool, as above)
         for k, item in enumerate(node.inputs):
             at = _pos(item)
             if item.arg.const is not None or item.arg.code is not None:
@@ -287,6 +292,12 @@ def pattern_facts(pattern: Pattern) -> list[str]:
         if info.producer is not None:
             lines += [f"pattern_edge({name}, {info.producer}, {i})."
                       for i in sorted({i for i, item in info.uses if item.arg.part is None})]
+    # pattern_reach_edge(Rule, I, J): ... through element-wise steps (`~$s`), which are the pattern's own
+    for info in variables.values():
+        if info.producer is not None:
+            lines += [f"pattern_reach_edge({name}, {info.producer}, {i})."
+                      for i in sorted({i for i, item in info.uses if item.arg.reached})]
+    lines += sorted({f"wrap_asked({q(t)})." for node in init if node.wrapped for t in node.callees})
     lines += [f"pattern_kept({name}, {i})." for i in rule.kept_nodes]
     lines.append(f"rule_id({name}, {q(rule.id)}).")  # (shapes of one rule: checks.lp's subsumed/1)
     constants = {item.arg.const for node in fwd for item in node.inputs if item.arg.const is not None}
@@ -308,8 +319,7 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     # the types of the nodes a `~$s` input reaches from: support.lp follows element-wise chains from them only
     reached = {variables[item.arg.var].producer for node in fwd for item in node.inputs
                if item.arg.reached and variables[item.arg.var].producer is not None}
-    for i in sorted(reached):
-        lines += [f"reach_type({q(t)})." for t in pattern.node_types(fwd[i]) if t is not None]
+    lines += sorted({f"reach_type({q(t)})." for i in reached for t in pattern.node_types(fwd[i]) if t is not None})
     for node in fwd:
         at = sorted({_pos(item, whole=True) for item in node.inputs if item.element is not None})
         callees = init[pattern.ctor_index[node.callee]].callees if node.callee and node.callee.startswith("$") else node.callees

@@ -90,7 +90,7 @@ def _node(tree: lark.Tree) -> PatternNode:
         return PatternNode("wildcard", line=line, col=col)
     out = tree.children[-1]
     at = {"line": line, "col": col, "output_line": out.line, "output_col": out.column}
-    if tree.data == "layer":
+    if tree.data in ("layer", "wrapped_layer"):
         callee, *inputs, _ = tree.children
         parsed, index = [], 0
         for item in inputs:
@@ -102,10 +102,14 @@ def _node(tree: lark.Tree) -> PatternNode:
             else:
                 name, value = item.children
                 parsed += _inputs(str(name), value, negated=item.data == "keyword_not")
-        return PatternNode("layer", callee="|".join(map(str, callee.children)), inputs=tuple(parsed), output=str(out), **at)
+        return PatternNode("layer", callee="|".join(map(str, callee.children)), inputs=tuple(parsed), output=str(out),
+                           wrapped=tree.data == "wrapped_layer", **at)
     if tree.data == "binary":
         left, op, right, _ = tree.children
         return PatternNode("binary", op=str(op), inputs=(_input(0, left), _input(1, right)), output=str(out), **at)
+    if tree.data == "invert":
+        operand, _ = tree.children
+        return PatternNode("unary", op="~", inputs=(_input(0, operand),), output=str(out), **at)
     op, operand, _ = tree.children
     return PatternNode("unary", op=str(op), inputs=(_input(0, operand),), output=str(out), **at)
 
@@ -202,6 +206,11 @@ def _check(rule: Rule) -> None:
                     raise _error(path, item.line, item.col,
                                  "halves (`$x[:half]`), alternate items (`$x[::2]`) and tuples (`($a, $b)`) are for a "
                                  "`forward:` source pattern (a forward target may pass on a half its source takes)")
+    for part in (rule.init_target, rule.forward_source, rule.forward_target):
+        for node in part:
+            if node.wrapped:
+                raise _error(path, node.line, node.col, "`~T()` (a T or a module wrapping one) is for an `init:` source "
+                                                        "pattern only")
     for part in (rule.init_target, rule.forward_target):
         for node in part:
             if len(node.callees) > 1:

@@ -45,6 +45,7 @@ class PatternNode:
     output_line: int = 0  # where the output `$variable` is written
     output_col: int = 0
     ordered: bool = True  # written after `;` (or first): runs after the node before it; after `&`, in any order
+    wrapped: bool = False  # `~T()`: a T, or a module wrapping one (its forward returns the T's output, adjusted element-wise)
 
     @property
     def callees(self) -> tuple[str, ...]:

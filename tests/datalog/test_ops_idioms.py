@@ -42,3 +42,23 @@ def test_every_spelling_of_a_power_is_one_and_has_its_exponent(line, exponents):
     assert len(powers) == (1 if exponents else 0)
     if exponents:
         assert {c.string for x, pos, c in model.get("input_const") if str(x) in powers and str(pos) == "1"} == exponents
+
+
+FLATTEN_TABLE = [
+    ("x.flatten(-2)", True),
+    ("torch.flatten(x, -2)", True),
+    ("rearrange(x, '... d r -> ... (d r)')", True),      # einops, the last two axes merged in order
+    ("rearrange(x, '... d r -> ... (r d)')", False),     # merged the other way round: a transpose first
+    ("rearrange(x, 'b d r -> b (d r)')", False),         # named leading axes: not known to be all of them
+    ("rearrange(x, '... d r -> ... d r')", False),
+    ("rearrange(x, '... (d r) -> ... d r', r=2)", False),
+]
+
+
+@pytest.mark.parametrize("line, flattens", FLATTEN_TABLE, ids=[line for line, _ in FLATTEN_TABLE])
+def test_an_einops_rearrangement_merging_the_last_two_axes_is_a_flatten(line, flattens):
+    source = "from einops import rearrange\n" + HEADER.format(line=line)
+    types = ("torch.flatten", "torch.Tensor.flatten", "einops.rearrange")
+    model = solve(facts_of(source), extra_program="\n".join(f'pattern_type("{t}").' for t in types),
+                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep={"node_op"})
+    assert any(op.string == "torch.flatten" for _x, op in model.get("node_op")) == flattens

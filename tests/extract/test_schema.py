@@ -37,7 +37,7 @@ def test_extractor_emits_only_schema_relations_with_schema_arity_and_types():
                 while not x:
                     break
                 if x:
-                    x = self.l(x, scale=2)
+                    x = self.l(x, scale=2, pattern="... (d r) -> ... d r")
                 try:
                     a, b = x, y
                 except ValueError as e:

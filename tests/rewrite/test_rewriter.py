@@ -389,13 +389,16 @@ def test_swiglu_is_rewritten_by_the_torch_set_and_left_out_of_default_until_a_gp
     matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
     by_set = {k: patch_source(str(fixture), fixture.read_text(), matches, {r.key: r for r in rules}, k)
               for k in ("torch", "default")}
-    # every shape (swiglu.adopt and swiglu.*.adopt) but the exact-GELU ones, which are detect-only
+    # every shape (swiglu.adopt and swiglu.*.adopt) but the exact-GELU and weight-product ones, which
+    # are detect-only, and but projections a builder function returns (found, not rewritten)
     by_key = {r.key: r for r in rules}
     detect_only = [m for m in matches if by_key[m.rule_key].detect_only]
-    assert len(by_set["torch"].applied) == len(matches) - len(detect_only) == 14 and len(detect_only) == 3
+    built = [m for m, reason in by_set["torch"].refused if "by a function that returns it" in reason]
+    assert len(detect_only) == 6 and len(built) == 1
+    assert len(by_set["torch"].applied) == len(matches) - len(detect_only) - len(built) == 14
     assert "from adopter.kernels import gated_act, gated_act_mul, gated_silu, silu_mul" in by_set["torch"].patched
     assert by_set["default"].applied == [] and not by_set["default"].changed
-    assert {reason for m, reason in by_set["default"].refused if not by_key[m.rule_key].detect_only} == {
+    assert {reason for m, reason in by_set["default"].refused if not by_key[m.rule_key].detect_only and m not in built} == {
         "left out of the default kernel set: not measured on a GPU yet (its fused kernel, Liger-Kernel's, "
         "runs on CUDA only; elsewhere it runs the original ops)"}
 
@@ -442,7 +445,7 @@ def test_rotary_leaves_rotate_half_alone_and_each_caller_gets_the_kernel():
     assert patch.patched.count("apply_rotary(") == 9
     assert patch.patched.count("rotated = torch.cat(") == patch.original.count("rotated = torch.cat(") - 1
     assert sorted((m.shape, reason) for m, reason in patch.refused if not m.inherited) == sorted(
-        [("interleaved", "the rule is detect-only")] * 4 + [("matrix", "the rule is detect-only")]
+        [("interleaved", "the rule is detect-only")] * 5 + [("matrix", "the rule is detect-only")]
         + [("complex", "the rule is detect-only")])
 
 

@@ -98,6 +98,8 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
     ("rule: bad\ninit: torch.nn.SiLU|torch.nn.GELU() -> $a => torch.nn.ReLU() -> $a\nforward: $a($x) -> $y => _\n",
      2, 46, "$a is built by one of several types (`a|b`)"),
     ("rule: bad\nforward: torch.relu|torch.nope($x) -> $y => _\n", 2, 10, "torch.nope"),
+    ("rule: bad\ninit: _ => _\nforward: ~torch.nn.Linear($x) -> $y => _\n", 3, 10,
+     "`~T()` (a T or a module wrapping one) is for an `init:` source pattern only"),
     ("rule: bad\nforward: torch.cat((($a, $b), $c)) -> $y => _\n", 2, 20, "a tuple `(...)` is an input of its own"),
     ("rule: bad\nextern: k.K\nforward: torch.relu($x) -> $y => k.K($x[:half]) -> $y\n", 3, 38,
      "a forward target may pass on a half its source takes"),
@@ -310,3 +312,24 @@ def test_a_reached_input_is_compiled_to_element_wise_reach_and_only_in_a_detect_
     with pytest.raises(AdopterError, match="is not computed by this pattern"):
         parse_rule("rule: t\ninit: _ => _\nforward: torch.nn.functional.softmax(~$x, dim=-1) -> $p => _\n",
                    "adopter/rules/x/t.adopt")
+
+
+def test_a_wrapped_type_in_an_init_source_takes_modules_wrapping_one():
+    # swiglu's projections: an nn.Linear, or LoRA's Linear (types/wrappers.lp)
+    text = ("rule: gated\ninit: ~torch.nn.Linear() -> $g; torch.nn.Linear() -> $u => _\n"
+            "forward: $g($x) -> $a; torch.nn.functional.silu($a) -> $s; $u($x) -> $b; $s * $b -> $y => _\n")
+    rule = parse_rule(text, "adopter/rules/x/gated.adopt")
+    assert [n.wrapped for n in rule.init_source] == [True, False]
+    program = compile_rule(rule)
+    assert 'wrapped_type(C1, ("torch.nn.Linear"))' in program and 'value_type(C2, ("torch.nn.Linear"))' in program
+    assert 'wrap_asked("torch.nn.Linear").' in program
+
+
+def test_an_operand_may_be_reached_and_a_bitwise_not_is_still_a_unary_node():
+    rule = parse_rule("rule: t\ninit: _ => _\nforward: $q * $c -> $a; $r * $s -> $b; ~$a + ~$b -> $y; ~$y -> $z => _\n",
+                      "adopter/rules/x/t.adopt")
+    total, invert = rule.forward_source[2], rule.forward_source[3]
+    assert [(i.arg.var, i.arg.reached) for i in total.inputs] == [("$a", True), ("$b", True)]
+    assert (invert.kind, invert.op, invert.inputs[0].arg.reached) == ("unary", "~", False)
+    program = compile_rule(rule)
+    assert "pattern_reach_edge(\"t\", 0, 2)." in program and "pattern_reach_edge(\"t\", 1, 2)." in program

@@ -1,5 +1,6 @@
 # Fixture for adopter/rules/modern/rotary.adopt.
 import torch
+from einops import rearrange
 from torch import nn
 
 
@@ -221,6 +222,46 @@ def apply_other_name_half(x, y, cos, sin):
     return (x * cos) + (rotated * sin)
 
 
+def rotate_pairs_rearranged(x):
+    # x-transformers: the pairs by einops, flattened back by einops
+    x = rearrange(x, "... (d r) -> ... d r", r=2)
+    x1, x2 = x.unbind(dim=-1)
+    x = torch.stack((-x2, x1), dim=-1)
+    return rearrange(x, "... d r -> ... (d r)")
+
+
+def apply_pairs_rearranged(t, freqs, scale=1):
+    # ... and xPos: both products scaled on their way to the sum
+    # match: rotary
+    return (t * freqs.cos() * scale) + (rotate_pairs_rearranged(t) * freqs.sin() * scale)
+
+
+def rotate_halves_rearranged(x):
+    x = rearrange(x, "... (r d) -> ... r d", r=2)
+    x1, x2 = x.unbind(dim=-1)
+    x = torch.stack((-x2, x1), dim=-1)
+    return rearrange(x, "... d r -> ... (d r)")
+
+
+def apply_halves_rearranged(t, cos, sin):
+    # the two halves (r=2 is the first axis), unbound along the last: columns, not pairs
+    # no-match: rotary
+    return t * cos + rotate_halves_rearranged(t) * sin
+
+
+def rotate_pairs_merged_swapped(x):
+    x = rearrange(x, "... (d r) -> ... d r", r=2)
+    x1, x2 = x.unbind(dim=-1)
+    x = torch.stack((-x2, x1), dim=-1)
+    return rearrange(x, "... d r -> ... (r d)")
+
+
+def apply_pairs_merged_swapped(t, cos, sin):
+    # merged back in the other order: the halves' layout, not the pairs'
+    # no-match: rotary
+    return t * cos + rotate_pairs_merged_swapped(t) * sin
+
+
 class Attention(nn.Module):
     def __init__(self, hidden, heads):
         super().__init__()
@@ -241,7 +282,8 @@ class Attention(nn.Module):
                apply_pairs_reshaped(q, cos, sin), apply_pairs_other_shape(q, k, cos, sin),
                apply_pairs_unflattened(q, cos, sin), apply_pairs_of_dim_two(q, cos, sin), apply_matrix(q, cos),
                apply_two_matrices(q, cos, sin), apply_matrix_same_column(q, cos), apply_named_half(q, cos, sin),
-               apply_other_name_half(q, k, cos, sin)]
+               apply_other_name_half(q, k, cos, sin), apply_pairs_rearranged(q, cos), apply_halves_rearranged(q, cos, sin),
+               apply_pairs_merged_swapped(q, cos, sin)]
         return q_embed, k_embed, out
 
 

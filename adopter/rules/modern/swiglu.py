@@ -279,3 +279,117 @@ class FeedForwardWithGLU(nn.Module):
 
     def forward(self, x):
         return self.ff(x)
+
+
+class LoRALinear(nn.Module):
+    # litgpt's LoRA: a Linear plus a low-rank branch of the same input; it projects as a Linear does
+    def __init__(self, in_features, out_features, r=4):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.lora_A = nn.Parameter(torch.zeros(r, in_features))
+        self.lora_B = nn.Parameter(torch.zeros(out_features, r))
+        self.r = r
+
+    def forward(self, x):
+        pretrained = self.linear(x)
+        if self.r == 0:
+            return pretrained
+        return pretrained + (x @ self.lora_A.transpose(0, 1) @ self.lora_B.transpose(0, 1))
+
+
+class AdapterLinear(nn.Module):
+    # litgpt's AdapterV2Linear: a Linear, then a bias and a scale
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.adapter_bias = nn.Parameter(torch.zeros(out_features))
+        self.adapter_scale = nn.Parameter(torch.ones(out_features))
+
+    def forward(self, x):
+        return self.adapter_scale * (self.linear(x) + self.adapter_bias)
+
+
+class SometimesLinear(nn.Module):
+    # one return is no Linear's output: not a projection
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x, skip=False):
+        if skip:
+            return x
+        return self.linear(x)
+
+
+def create_lora_linear(in_size, out_size):
+    return LoRALinear(in_size, out_size)
+
+
+class LoRAMLP(nn.Module):
+    # litgpt's lora.LLaMAMLP: both projections built by one builder
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc_1 = create_lora_linear(dim, hidden)
+        self.fc_2 = create_lora_linear(dim, hidden)
+        self.proj = create_lora_linear(hidden, dim)
+
+    def forward(self, x):
+        # match: swiglu
+        x_fc_1 = self.fc_1(x)
+        x_fc_2 = self.fc_2(x)
+        x = F.silu(x_fc_1) * x_fc_2
+        return self.proj(x)
+
+
+class AdapterGeGLU(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc_1 = AdapterLinear(dim, hidden)
+        self.fc_2 = AdapterLinear(dim, hidden)
+
+    def forward(self, x):
+        # match: swiglu
+        return F.gelu(self.fc_1(x), approximate="tanh") * self.fc_2(x)
+
+
+class SometimesLinearMLP(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc_1 = SometimesLinear(dim, hidden)
+        self.fc_2 = SometimesLinear(dim, hidden)
+
+    def forward(self, x):
+        # no-match: swiglu
+        return F.silu(self.fc_1(x)) * self.fc_2(x)
+
+
+class GroupedExperts(nn.Module):
+    # torchtitan's MoE experts: grouped GEMMs with every expert's weights, in a method of the module
+    def __init__(self, experts, dim, hidden):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.empty(experts, hidden, dim))
+        self.w3 = nn.Parameter(torch.empty(experts, hidden, dim))
+
+    def forward(self, x, offsets):
+        # match: swiglu
+        h = F.silu(self._grouped_mm(A=x.bfloat16(), B_t=self.w1.bfloat16().transpose(-2, -1), offs=offsets))
+        h = h * self._grouped_mm(A=x.bfloat16(), B_t=self.w3.bfloat16().transpose(-2, -1), offs=offsets)
+        return h
+
+    def _grouped_mm(self, *, A, B_t, offs):
+        return torch._grouped_mm(A, B_t, offs=offs)
+
+
+class ExpertsMatmul(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.w_gate = nn.Parameter(torch.empty(dim, hidden))
+        self.w_up = nn.Parameter(torch.empty(dim, hidden))
+
+    def forward(self, x, y):
+        # match: swiglu
+        a = F.silu(x @ self.w_gate) * (x @ self.w_up)
+        # two inputs: no gated projection of one value
+        # no-match: swiglu
+        b = F.silu(x @ self.w_gate) * (y @ self.w_up)
+        return a, b
