@@ -227,8 +227,8 @@ def load_renamed(module: nn.Module, renames: dict[str, str], save_original: bool
 
 
 def softmax_last_dim(x: torch.Tensor) -> torch.Tensor:
-    """The `torch` kernel set's stand-in for xFormers' Triton softmax (same call: the last
-    dimension): PyTorch's own softmax kernel, which is what eager code already runs."""
+    """PyTorch's softmax over the last dimension. No kernel set emits it any more (it is the op the
+    code already runs); kept so that files patched by earlier versions still import."""
     return torch.softmax(x, dim=-1)
 
 

@@ -66,7 +66,8 @@ def _no_legacy_checkpoints(*args, **kwargs):
 # How each codebase's packages are imported (source_tree.SourceTree arguments).
 # litgpt: its __init__ imports the whole CLI (lightning, tokenizers, ...); model.py needs config.py
 # (from the wheel) and, for legacy checkpoint keys only, convert_hf_checkpoint's qkv_reassemble.
-# torchvision: its __init__ loads the compiled _C ops first, which fails here (see NOT_BUILT).
+# torchvision: its __init__ loads the compiled _C ops first, which fail to load beside the CPU torch (PyPI's
+# torchvision wheels are CUDA builds).
 CODEBASES: dict[str, dict] = {
     "litgpt-0.5.13": dict(packages=["litgpt"], bare=("litgpt",),
                           stubs={"litgpt.scripts.convert_hf_checkpoint": {"qkv_reassemble": _no_legacy_checkpoints}}),
@@ -164,32 +165,6 @@ def _xt_wrapper_inputs(gen) -> dict:
     return {**_tokens(32)(gen), "return_logit_entropies": True}
 
 
-def _xt_tokenizer(imp: Import):
-    xt = imp("x_transformers")
-    tokenizer = imp("x_transformers.entropy_based_tokenizer")
-    decoder = xt.TransformerWrapper(num_tokens=32, max_seq_len=16, attn_layers=xt.Decoder(dim=16, depth=1, heads=2))
-    return tokenizer.EntropyBasedTokenizer(decoder, entropy_threshold=3.4)
-
-
-def _xt_entropy(imp: Import):
-    import torch
-
-    tokenizer = imp("x_transformers.entropy_based_tokenizer")
-    gen = torch.Generator().manual_seed(1)
-    return _Function(tokenizer.calc_entropy_from_logits, logits=torch.randn(2, 12, 32, generator=gen) * 3)
-
-
-def _xt_ttt_loss(imp: Import):
-    xl = imp("x_transformers.xl_autoregressive_wrapper")
-    return xl.TTTMetaLearningTargetKLLoss(dim=16, num_classes=32, depth=1, heads=2, dim_head=8)
-
-
-def _xt_ttt_inputs(gen) -> dict:
-    import torch
-
-    return {"intermediates": types.SimpleNamespace(last_layer_hiddens=torch.randn(2, 12, 16, generator=gen))}
-
-
 def _litgpt(**extra):
     def build(imp: Import):
         config = imp("litgpt.config").Config(
@@ -201,13 +176,6 @@ def _litgpt(**extra):
 
 
 _MLA = dict(latent_attention=dict(q_lora_rank=16, kv_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=4, v_head_dim=8))
-
-
-def _titan_router(imp: Import):
-    moe = imp("torchtitan.models.common.moe")
-    linear = imp("torchtitan.models.common.linear")
-    return moe.TokenChoiceTopKRouter(moe.TokenChoiceTopKRouter.Config(
-        num_experts=4, top_k=2, score_func="softmax", gate=linear.Linear.Config(in_features=16, out_features=4)))
 
 
 def _titan_norm(name: str):
@@ -255,42 +223,11 @@ def _tv_convnext(imp: Import):
     return convnext.ConvNeXt([convnext.CNBlockConfig(16, 32, 1), convnext.CNBlockConfig(32, None, 1)], num_classes=10)
 
 
-def _tv_maxvit(imp: Import):
-    return imp("torchvision.models.maxvit").MaxVit(
-        input_size=(32, 32), stem_channels=16, partition_size=2, block_channels=[16, 32], block_layers=[1, 1],
-        head_dim=8, stochastic_depth_prob=0.0, num_classes=10)
-
-
-def _tv_swin(imp: Import):
-    return imp("torchvision.models.swin_transformer").SwinTransformer(
-        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
-        stochastic_depth_prob=0.0, num_classes=10)
-
-
-def _tv_swin3d(imp: Import):
-    return imp("torchvision.models.video.swin_transformer").SwinTransformer3d(
-        patch_size=[2, 4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[2, 4, 4],
-        stochastic_depth_prob=0.0, num_classes=10)
-
-
-def _tv_mvit(imp: Import):
-    mvit = imp("torchvision.models.video.mvit")
-    block = mvit.MSBlockConfig
-    return mvit.MViT(
-        spatial_size=(32, 32), temporal_size=4, num_classes=10, stochastic_depth_prob=0.0,
-        block_setting=[block(num_heads=1, input_channels=16, output_channels=16, kernel_q=[3, 3, 3],
-                             kernel_kv=[3, 3, 3], stride_q=[1, 1, 1], stride_kv=[1, 2, 2]),
-                       block(num_heads=2, input_channels=16, output_channels=32, kernel_q=[3, 3, 3],
-                             kernel_kv=[3, 3, 3], stride_q=[1, 2, 2], stride_kv=[1, 1, 1])],
-        residual_pool=True, residual_with_cls_embed=False, rel_pos_embed=True, proj_after_attn=True,
-        patch_embed_kernel=(3, 7, 7), patch_embed_stride=(2, 4, 4), patch_embed_padding=(1, 3, 3))
-
-
 XT, LIT, TITAN, TV = "x-transformers-2.31.10", "litgpt-0.5.13", "torchtitan-0.3.0", "torchvision-0.29.1"
 XT_MAIN = "x_transformers/x_transformers.py"
 RUNS: list[Run] = [
-    # SoLU feed-forwards and a mixture-of-softmax head, with the logit entropies asked for: the options
-    # whose code four of the softmax patches of x_transformers.py rewrote
+    # SoLU feed-forwards and a mixture-of-softmax head, with the logit entropies asked for: options whose
+    # code the patched x_transformers.py keeps as it was
     Run(XT, "TransformerWrapper(Decoder; SoLU, mixture of softmax, logit entropies)",
         _xt_wrapper(ff_solu=True), _xt_wrapper_inputs, (XT_MAIN,)),
     # GLU feed-forwards with SiLU (the gated MLP swiglu rewrites) and with GELU
@@ -302,17 +239,9 @@ RUNS: list[Run] = [
     Run(XT, "TransformerWrapper(Decoder; CoPE soft one-hot positions)",
         _xt_wrapper(attn_use_cope=True, attn_cope_soft_onehot_pos=True, attn_cope_max_pos=8), _xt_wrapper_inputs,
         (XT_MAIN,)),
-    Run(XT, "EntropyBasedTokenizer(TransformerWrapper)", _xt_tokenizer, _tokens(32, name="seq"),
-        ("x_transformers/entropy_based_tokenizer.py",), eval_only="its forward is @torch.no_grad"),
-    Run(XT, "calc_entropy_from_logits", _xt_entropy, lambda gen: {}, ("x_transformers/entropy_based_tokenizer.py",)),
-    Run(XT, "TTTMetaLearningTargetKLLoss", _xt_ttt_loss, _xt_ttt_inputs, ("x_transformers/xl_autoregressive_wrapper.py",)),
     Run(LIT, "GPT(LLaMAMLP, attention logit softcapping)", _litgpt(), _tokens(64, name="idx"), ("litgpt/model.py",)),
     Run(LIT, "GPT(multi-head latent attention, LLaMAMLP, softcapping)", _litgpt(**_MLA), _tokens(64, name="idx"),
         ("litgpt/model.py",)),
-    Run(TITAN, "TokenChoiceTopKRouter(softmax)", _titan_router, _images(12, 16, name="x_BLD"),
-        ("torchtitan/models/common/moe.py",)),
-    Run(TITAN, "deepseek_v3 debugmodel, 2 layers (dense + MoE, softmax router)", _titan_decoder("deepseek_v3", 2),
-        _titan_decoder_inputs, ("torchtitan/models/common/moe.py",), eval_only=_FLEX),
     Run(TITAN, "llama3 debugmodel, 2 layers", _titan_decoder("llama3", 2), _titan_decoder_inputs, eval_only=_FLEX),
     Run(TITAN, "qwen3_5 OffsetRMSNorm", _titan_norm("OffsetRMSNorm"), _images(12, 16),
         ("torchtitan/models/qwen3_5/model.py",)),
@@ -325,22 +254,10 @@ RUNS: list[Run] = [
         ("torchvision/models/googlenet.py",)),
     Run(TV, "inception_v3", _tv("inception_v3", "torchvision.models.inception", num_classes=10, aux_logits=False, init_weights=True),
         _images(3, 160, 160), ("torchvision/models/inception.py",)),
-    Run(TV, "MaxVit(2 blocks, 16/32 channels)", _tv_maxvit, _images(3, 32, 32), ("torchvision/models/maxvit.py",)),
-    Run(TV, "SwinTransformer(2 stages of 2 blocks, 16 channels)", _tv_swin, _images(3, 32, 32),
-        ("torchvision/models/swin_transformer.py",)),
-    Run(TV, "SwinTransformer3d(2 stages of 2 blocks, 16 channels)", _tv_swin3d, _images(3, 4, 32, 32),
-        ("torchvision/models/video/swin_transformer.py",)),
-    Run(TV, "MViT(2 blocks, 16/32 channels)", _tv_mvit, _images(3, 4, 32, 32), ("torchvision/models/video/mvit.py",)),
 ]
 
-# Patched files no model above is built for, and why.
-_NO_NMS = ("its patch is in the detection post-processing, which calls torchvision::nms, a compiled op of "
-           "torchvision's _C extension: PyPI's torchvision wheels are CUDA builds whose _C.so needs "
-           "libtorch_cuda.so and does not load beside torch 2.13.0+cpu (no CPU wheel is reachable here)")
-NOT_BUILT: dict[tuple[str, str], tuple[str, str]] = {
-    (TV, "torchvision/models/detection/roi_heads.py"): ("not_instantiable", _NO_NMS),
-    (TV, "torchvision/models/detection/ssd.py"): ("not_instantiable", _NO_NMS),
-}
+# Patched files no model above is built for, and why (none today).
+NOT_BUILT: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 # --------------------------------------------------------------------------- comparison

@@ -149,20 +149,11 @@ def test_patch_and_verify_the_development_corpus_end_to_end(corpora, tmp_path):
     assert {(r["codebase"], r["file"]) for r in rows if r["file"] != "-"} == set(files)
     for row in files.values():
         assert row["status"] == "verified" or row["reason"], row
+    # (softmax matches are not patched: the torch set does not rewrite the op the code already runs)
     assert {key[1]: row["status"] for key, row in files.items()} == {
         "litgpt/model.py": "verified",
-        "torchtitan/models/common/moe.py": "verified",
         "torchtitan/models/qwen3_5/model.py": "verified",
-        "torchvision/models/detection/roi_heads.py": "not_instantiable",  # needs torchvision's compiled nms
-        "torchvision/models/detection/ssd.py": "not_instantiable",
         "torchvision/models/googlenet.py": "verified",
         "torchvision/models/inception.py": "verified",
-        "torchvision/models/maxvit.py": "verified",
-        "torchvision/models/swin_transformer.py": "verified",
-        "torchvision/models/video/mvit.py": "verified",
-        "torchvision/models/video/swin_transformer.py": "verified",
-        "x_transformers/entropy_based_tokenizer.py": "verified",
-        "x_transformers/x_transformers.py": "not_exercised",  # CoPE's soft one-hot path raises in the original
-        "x_transformers/xl_autoregressive_wrapper.py": "verified",
+        "x_transformers/x_transformers.py": "verified",
     }
-    assert "softmax@566" in files[(XT, XT_MAIN)]["reason"] and "RankError" in files[(XT, XT_MAIN)]["reason"]

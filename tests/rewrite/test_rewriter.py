@@ -475,11 +475,11 @@ def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
     result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "+from adopter.kernels.attention import GPT2AttentionSDPA" in result.stdout
-    softmax = run_cli("apply", str(ROOT / "adopter" / "rules" / "paper" / "softmax.py"), "--rules", "softmax", "--diff",
-                      cwd=tmp_path)
-    assert softmax.returncode == 0 and softmax.stdout == ""
-    summary = [line for line in softmax.stderr.splitlines() if "left out of the default kernel set" in line]
-    assert len(summary) == 1 and summary[0].startswith("softmax: ") and "`--kernels torch` rewrites them" in summary[0]
+    rms = run_cli("apply", str(ROOT / "adopter" / "rules" / "modern" / "rms_norm.py"), "--rules", "rms_norm", "--diff",
+                  cwd=tmp_path)
+    assert rms.returncode == 0 and rms.stdout == ""
+    summary = [line for line in rms.stderr.splitlines() if "left out of the default kernel set" in line]
+    assert len(summary) == 1 and summary[0].startswith("rms_norm: ") and "`--kernels torch` rewrites them" in summary[0]
     unknown = run_cli("apply", str(fixture), "--kernels", "cuda", "--diff", cwd=tmp_path)
     assert unknown.returncode == 2 and "unknown kernel set 'cuda'" in unknown.stderr
 
@@ -631,8 +631,10 @@ def test_a_match_scanned_without_its_layout_is_not_rewritten():
         patch_source(str(fixture), fixture.read_text(), bare, {r.key: r for r in rules})
 
 
-SOFTMAX_MODEL = ("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
-                 "    def forward(self, x):\n        return F.softmax(x, dim=-1)\n")
+# one hand-written RMSNorm: the torch set rewrites it (adopter.kernels.rms_normalize)
+RMS_MODEL = ("import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+             "    def forward(self, x):\n        v = x.pow(2).mean(-1, keepdim=True)\n"
+             "        return x * torch.rsqrt(v + 1e-06)\n")
 
 
 def test_out_and_patches_keep_the_files_of_two_folders_apart(tmp_path):
@@ -640,28 +642,28 @@ def test_out_and_patches_keep_the_files_of_two_folders_apart(tmp_path):
     keeps its path below the arguments' common folder."""
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
-        (tmp_path / folder / "m.py").write_text(SOFTMAX_MODEL.replace("x, dim", f"x + 0 * {len(folder)}, dim"))
-    result = run_cli("apply", "a", "b", "--rules", "softmax", "--kernels", "torch", "--out", "OUT", "--patches", "P",
+        (tmp_path / folder / "m.py").write_text(RMS_MODEL.replace("1e-06", f"1e-0{len(folder) + 5}"))
+    result = run_cli("apply", "a", "b", "--rules", "rms_norm", "--kernels", "torch", "--out", "OUT", "--patches", "P",
                      "--no-cache", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert sorted(str(p.relative_to(tmp_path / "OUT")) for p in (tmp_path / "OUT").rglob("*.py")) == ["a/m.py", "b/m.py"]
     assert sorted(str(p.relative_to(tmp_path / "P")) for p in (tmp_path / "P").rglob("*.diff")) == ["a/m.diff", "b/m.diff"]
-    assert "softmax_last_dim" in (tmp_path / "OUT" / "a" / "m.py").read_text()
+    assert "rms_normalize" in (tmp_path / "OUT" / "a" / "m.py").read_text()
     # one folder argument is its own base, as before
-    one = run_cli("apply", "a", "--rules", "softmax", "--kernels", "torch", "--out", "ONE", "--no-cache", cwd=tmp_path)
+    one = run_cli("apply", "a", "--rules", "rms_norm", "--kernels", "torch", "--out", "ONE", "--no-cache", cwd=tmp_path)
     assert one.returncode == 0 and [p.name for p in (tmp_path / "ONE").iterdir()] == ["m.py"]
 
 
 def test_copy_all_writes_a_complete_tree(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "m.py").write_text(SOFTMAX_MODEL)
+    (tmp_path / "pkg" / "m.py").write_text(RMS_MODEL)
     (tmp_path / "pkg" / "data.json").write_text("{}")
-    result = run_cli("apply", "pkg", "--rules", "softmax", "--kernels", "torch", "--out", "OUT", "--copy-all",
+    result = run_cli("apply", "pkg", "--rules", "rms_norm", "--kernels", "torch", "--out", "OUT", "--copy-all",
                      "--no-cache", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "OUT").iterdir()) == ["__init__.py", "data.json", "m.py"]
-    assert "softmax_last_dim" in (tmp_path / "OUT" / "m.py").read_text()
+    assert "rms_normalize" in (tmp_path / "OUT" / "m.py").read_text()
 
 
 def test_a_patch_is_read_back_from_the_cache_until_the_file_changes(tmp_path, monkeypatch):
@@ -671,9 +673,10 @@ def test_a_patch_is_read_back_from_the_cache_until_the_file_changes(tmp_path, mo
     import adopter.api.apply as apply_api
 
     source = tmp_path / "m.py"
-    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
-                      "    def forward(self, x, y):\n        return F.softmax(x, dim=-1) + F.softmax(y, dim=1)\n")
-    rules, cache = load_rules(["softmax"]), tmp_path / "cache"
+    # (the RMSNorm is rewritten, the softmax refused: the torch set does not rewrite the op the code runs)
+    source.write_text(RMS_MODEL.replace("return x * torch.rsqrt(v + 1e-06)",
+                                        "return x * torch.rsqrt(v + 1e-06) + torch.softmax(x, dim=-1)"))
+    rules, cache = load_rules(["rms_norm", "softmax"]), tmp_path / "cache"
     calls = []
 
     def counted(task):
@@ -687,7 +690,7 @@ def test_a_patch_is_read_back_from_the_cache_until_the_file_changes(tmp_path, mo
     assert calls == [str(source)]
     (one,), (two,) = first.patches, again.patches
     assert one.changed and (two.original, two.patched, two.encoding) == (one.original, one.patched, one.encoding)
-    assert [(m.rule, m.line) for m in two.applied] == [(m.rule, m.line) for m in one.applied] == [("softmax", 7)]
+    assert [(m.rule, m.line) for m in two.applied] == [(m.rule, m.line) for m in one.applied] == [("rms_norm", 7)]
     assert [reason for _, reason in two.refused] == [reason for _, reason in one.refused] != []
     apply_api.plan_patches([str(source)], rules, jobs=1, cache_dir=cache, kernels="default")  # another set: patched
     source.write_text(source.read_text() + "# changed\n")
@@ -739,8 +742,7 @@ def test_a_patch_and_its_cache_key_come_from_one_read_of_the_file(tmp_path, monk
     import adopter.api.apply as apply_api
 
     source = tmp_path / "m.py"
-    source.write_text("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
-                      "    def forward(self, x):\n        return F.softmax(x, dim=-1)\n")
+    source.write_text(RMS_MODEL)
     reads = []
 
     def counted(path):
@@ -749,6 +751,23 @@ def test_a_patch_and_its_cache_key_come_from_one_read_of_the_file(tmp_path, monk
 
     real_read = apply_api.read_bytes
     monkeypatch.setattr(apply_api, "read_bytes", counted)
-    report = apply_api.plan_patches([str(source)], load_rules(["softmax"]), jobs=1, cache_dir=tmp_path / "cache",
+    report = apply_api.plan_patches([str(source)], load_rules(["rms_norm"]), jobs=1, cache_dir=tmp_path / "cache",
                                     kernels="torch")
     assert report.applied == 1 and reads == [source]
+
+
+def test_no_kernel_set_rewrites_a_softmax_to_the_softmax_it_already_runs():
+    """The paper's softmax target is xFormers' Triton kernel; its only PyTorch counterpart is the op
+    the code calls, so the torch and default sets leave the match, saying why (issue 53, item 4)."""
+    fixture = ROOT / "adopter" / "rules" / "paper" / "softmax.py"
+    rules = load_rules(["softmax"])
+    matches = scan([str(fixture)], rules, jobs=1, cache_dir=None, layout=True).matches
+    assert matches
+    for kernels in ("torch", "default"):
+        patch = patch_source(str(fixture), fixture.read_text(), matches, {r.key: r for r in rules}, kernels)
+        assert not patch.applied and not patch.changed
+        assert {reason for _, reason in patch.refused} == {
+            "PyTorch's softmax is the op the code already runs: no kernel set rewrites it to itself (the paper's "
+            "target is xFormers' Triton softmax, `--kernels paper`)"}
+    paper = patch_source(str(fixture), fixture.read_text(), matches, {r.key: r for r in rules}, "paper")
+    assert paper.applied and "xformers.triton.softmax" in paper.patched
