@@ -13,10 +13,12 @@ ZOO    := hf_models
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml requirements.lock
+$(VENV)/.installed: pyproject.toml requirements.lock kernels/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	@# the kernels' distribution (kernels/): the analysis never imports it, import-linter reads it
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ./kernels
 	@# byte-compiled as `pip install .` leaves it: an editable install is not, and where
 	@# PYTHONDONTWRITEBYTECODE is set no import writes it, so every command would compile ~40 modules
 	$(BIN)/python -m compileall -q adopter > /dev/null
@@ -130,28 +132,31 @@ verify-setup: $(VERIFY_VENV)/.installed
 
 # Liger-Kernel goes in without its dependencies (no Triton beside the CPU torch: the tests see
 # the library installed and its kernels unavailable, so the PyTorch fallback runs).
-$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock evaluation/verify/requirements-liger.lock
+$(VERIFY_VENV)/.installed: evaluation/verify/requirements-verify.lock evaluation/verify/requirements-liger.lock kernels/pyproject.toml
 	$(PYTHON) -m venv $(VERIFY_VENV)
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify.lock
 	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r evaluation/verify/requirements-liger.lock
+	$(VERIFY_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e ./kernels
 	touch $@
 
 # The second verification environment, for today's code: torch (CPU) + transformers 5.23.0, pinned
 # in its own lock; .venv-verify (transformers 4.34.0, the zoo) is not touched.
 verify5-setup: $(VERIFY5_VENV)/.installed
 
-$(VERIFY5_VENV)/.installed: evaluation/verify/requirements-verify5.lock
+$(VERIFY5_VENV)/.installed: evaluation/verify/requirements-verify5.lock kernels/pyproject.toml
 	$(PYTHON) -m venv $(VERIFY5_VENV)
 	$(VERIFY5_VENV)/bin/pip install --quiet --disable-pip-version-check -r evaluation/verify/requirements-verify5.lock
+	$(VERIFY5_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e ./kernels
 	touch $@
 
 # The environment for the development corpus's models (make verify-dev): torch (CPU) and the pinned
 # support packages of the four codebases, all of requirements-verify-dev.lock installed without resolving.
 verify-dev-setup: $(VERIFY_DEV_VENV)/.installed
 
-$(VERIFY_DEV_VENV)/.installed: evaluation/verify/requirements-verify-dev.lock
+$(VERIFY_DEV_VENV)/.installed: evaluation/verify/requirements-verify-dev.lock kernels/pyproject.toml
 	$(PYTHON) -m venv $(VERIFY_DEV_VENV)
 	$(VERIFY_DEV_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r evaluation/verify/requirements-verify-dev.lock
+	$(VERIFY_DEV_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e ./kernels
 	touch $@
 
 # Patch the zoo once per rule and once with all rules: build/patched/<set>/ and

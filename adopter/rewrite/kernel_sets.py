@@ -2,7 +2,7 @@
 
 - `paper`: the rules' own targets (epoi, xFormers), what the paper evaluated; those
   packages are not installable today, so only `make verify`'s reference copies run them.
-- `torch`: every target mapped onto code that runs with PyTorch alone (adopter/kernels*.py).
+- `torch`: every target mapped onto code that runs with PyTorch alone (kernels/adopter_kernels/).
   The adapters of a paper kernel (adopter/rewrite/adapters.py) apply to its replacement, which
   keeps the paper kernel's API.
 - `default` (what `adopter apply` uses): the `torch` kernels that the model benchmark
@@ -36,10 +36,10 @@ _TORCH: dict[str, str | Left] = {
     "xformers.triton.softmax.softmax": Left("PyTorch's softmax is the op the code already runs: no kernel set "
                                             "rewrites it to itself (the paper's target is xFormers' Triton softmax, "
                                             "`--kernels paper`)"),
-    "epoi.ops.torchscript_ops.FusedDropoutAddLayerNorm": "adopter.kernels.DropoutAddLayerNorm",
-    "epoi.ops.xformers_attn.BertSelfAttentionWithXF": "adopter.kernels.attention.BertSelfAttentionSDPA",
-    "epoi.ops.xformers_attn.GPT2AttentionWithXF": "adopter.kernels.attention.GPT2AttentionSDPA",
-    "epoi.ops.xformers_attn.T5Attention": "adopter.kernels.attention.T5AttentionSDPA",
+    "epoi.ops.torchscript_ops.FusedDropoutAddLayerNorm": "adopter_kernels.DropoutAddLayerNorm",
+    "epoi.ops.xformers_attn.BertSelfAttentionWithXF": "adopter_kernels.attention.BertSelfAttentionSDPA",
+    "epoi.ops.xformers_attn.GPT2AttentionWithXF": "adopter_kernels.attention.GPT2AttentionSDPA",
+    "epoi.ops.xformers_attn.T5Attention": "adopter_kernels.attention.T5AttentionSDPA",
 }
 
 # Why each `torch` kernel below is left out of `default`; docs/benchmarks.md has the
@@ -52,37 +52,37 @@ _NO_GAIN: dict[str, str] = {
     "epoi.ops.xformers_attn.T5Attention":
         LEFT_OUT + "SDPA with T5's learned position bias as its mask is slower than T5's own "
         "attention" + _FIGURES,
-    "adopter.kernels.linear_bias_act":
+    "adopter_kernels.linear_bias_act":
         LEFT_OUT + "in eager mode the bias add leaves the matrix multiply for a kernel of its "
         "own and an extra tensor, so the model is slower and larger" + _FIGURES,
-    "adopter.kernels.FusedConvBatchNorm2d":
+    "adopter_kernels.FusedConvBatchNorm2d":
         LEFT_OUT + "folding the norm into the convolution did not make the benchmark's "
         "ResNet faster" + _FIGURES,
-    "adopter.kernels.FusedLinearBatchNorm1d":
+    "adopter_kernels.FusedLinearBatchNorm1d":
         LEFT_OUT + "not measured (no benchmark model has it), folds like conv_batchnorm",
-    "adopter.kernels.rms_normalize":
+    "adopter_kernels.rms_normalize":
         LEFT_OUT + "mixed results: faster or slower on T5 from one run to the next" + _FIGURES,
     # tanh_gelu's one zoo model, Bloom, is not one of the benchmark's models: it is
     # measured on its own, on CPU only (docs/benchmarks.md says how)
     "torch.nn.functional.gelu":
         LEFT_OUT + "not shown to help: no gain on CPU, not measured on a GPU" + _FIGURES,
     # swiglu's kernels fuse only on CUDA (Liger-Kernel's SiLU-mul); on CPU they run the original ops
-    **dict.fromkeys(("adopter.kernels.gated_act", "adopter.kernels.gated_silu", "adopter.kernels.gated_act_mul",
-                     "adopter.kernels.silu_mul"),
+    **dict.fromkeys(("adopter_kernels.gated_act", "adopter_kernels.gated_silu", "adopter_kernels.gated_act_mul",
+                     "adopter_kernels.silu_mul"),
                     LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's, runs on CUDA only; "
                     "elsewhere it runs the original ops)"),
     # groupnorm_silu's kernels use a library kernel only on CUDA (Liger-Kernel's group norm); on CPU the original ops
-    **dict.fromkeys(("adopter.kernels.group_norm_silu", "adopter.kernels.group_norm_act"),
+    **dict.fromkeys(("adopter_kernels.group_norm_silu", "adopter_kernels.group_norm_act"),
                     LEFT_OUT + "slower on a GPU: Liger-Kernel's group norm took longer than PyTorch's, forward "
                     "and backward" + _FIGURES),
     # rotary's kernel fuses only on CUDA (Liger-Kernel's RoPE); on CPU it runs the original ops
-    "adopter.kernels.apply_rotary":
+    "adopter_kernels.apply_rotary":
         LEFT_OUT + "not measured on a GPU yet (its fused kernel, Liger-Kernel's RoPE, runs on CUDA only; "
         "elsewhere it runs the original ops)",
 }
 
 # Kept in `default` because the benchmark showed a gain in training speed, memory and
-# latency: the SDPA modules of BERT and GPT-2 (above) and `adopter.kernels.sdpa_attention`,
+# latency: the SDPA modules of BERT and GPT-2 (above) and `adopter_kernels.sdpa_attention`,
 # the guarded manual_attention rewrite.
 
 KERNEL_SETS: dict[str, dict[str, str | Left]] = {

@@ -35,7 +35,7 @@ from adopter.rewrite.inputs import TENSOR_METHOD, matched_input
 from adopter.rewrite.spans import EditSet, Unsafe
 from adopter.rules.model import PatternNode, Rule, oriented
 
-KERNEL_HELPERS = "adopter.kernels.load_renamed"
+KERNEL_HELPERS = "adopter_kernels.load_renamed"
 
 
 @dataclass

@@ -3,7 +3,7 @@
 A `$variable` is one of
   a module      the output of an `init:` node (`torch.nn.Dropout() -> $drop`): it can only be
                 called (`$drop($x) -> $a`); a target may also pass it to a kernel
-                (`adopter.kernels.linear_bias_act($dense, $act, $x)`), which reads its parameters;
+                (`adopter_kernels.linear_bias_act($dense, $act, $x)`), which reads its parameters;
   a tensor      the output of a `forward:` node, or a forward input that no node of the
                 pattern computes (an input of the matched code, e.g. `$residual`);
   a value       an argument of an `init:` node (`torch.nn.Linear($dim) -> $l`): configuration,

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import adopter.kernels as kernels
-from adopter.kernels.library import GROUP_NORM, SILU_MUL
+import adopter_kernels as kernels
+from adopter_kernels.library import GROUP_NORM, SILU_MUL
 
 HEADER = ("case", "dtype", "library", "rel_err_out", "rel_err_grad", "original_ms", "kernel_ms")
 

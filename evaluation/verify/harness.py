@@ -453,7 +453,7 @@ def _serve() -> int:
 def _worker_env() -> tuple[dict, str]:
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
-    # the root (for `adopter.kernels`) and the reference implementations of kernels that
+    # the root (for `adopter_kernels`) and the reference implementations of kernels that
     # cannot be installed here (epoi, xformers' Triton softmax): see reference/README.md
     paths = [root, str(Path(__file__).resolve().parent / "reference")]
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

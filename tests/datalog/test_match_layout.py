@@ -13,7 +13,7 @@ from adopter.rules.registry import load_rules
 
 HEAD = """
 import torch
-from adopter.kernels import sdpa_attention
+from adopter_kernels import sdpa_attention
 from transformers.activations import ACT2FN
 class Layer(torch.nn.Module):
     def __init__(self, config):
@@ -73,7 +73,7 @@ CASES = [
     # the kept original of an earlier guarded rewrite: its other branch calls the kernel
     ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n        if o:\n" + _indent(ATTENTION)
      + "        else:\n            out = sdpa_attention(q, k, v, mask, d, self.dropout)\n        return out\n",
-     "report_fallback_call", {("adopter.kernels.sdpa_attention",)}),
+     "report_fallback_call", {("adopter_kernels.sdpa_attention",)}),
     # a name a guard condition reads, assigned in or after the kept range (line 20)
     ("manual_attention", "    def forward(self, q, k, v, d, mask, o):\n" + ATTENTION
      + "        if o:\n            print(probs)\n        o = None\n        return out\n",

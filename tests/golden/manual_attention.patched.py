@@ -3,7 +3,7 @@ import math
 from functools import partial
 
 import torch
-from adopter.kernels import sdpa_attention
+from adopter_kernels import sdpa_attention
 from torch import nn
 
 

@@ -1,4 +1,4 @@
-"""adopter.kernels (needs torch: run by `make test-verify` in .venv-verify)."""
+"""adopter_kernels (needs torch: run by `make test-verify` in .venv-verify)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from adopter.kernels import (  # noqa: E402
+from adopter_kernels import (  # noqa: E402
     DropoutAddLayerNorm,
     FusedConvBatchNorm2d,
     FusedLinearBatchNorm1d,
@@ -134,7 +134,7 @@ def test_load_renamed_can_save_under_the_original_names():
 
 
 def test_sdpa_attention_is_the_manual_attention_it_replaces():
-    from adopter.kernels import sdpa_attention
+    from adopter_kernels import sdpa_attention
 
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 5, 4, generator=gen) for _ in range(3))
@@ -187,3 +187,14 @@ def test_rms_normalize_normalises_over_the_dim_the_original_means_over(dim, upca
     got = rms_normalize(x, 1e-6, upcast=upcast, dim=dim)
     assert got.dtype == (torch.float32 if upcast else torch.bfloat16)
     torch.testing.assert_close(got, expected if upcast else expected.to(torch.bfloat16))
+
+
+def test_files_patched_before_the_kernels_distribution_still_import_them():
+    # `from adopter.kernels import ...` and `adopter.kernels.attention`, as earlier versions wrote them
+    import adopter_kernels
+    import adopter_kernels.attention
+    from adopter.kernels import gated_silu
+    from adopter.kernels.attention import BertSelfAttentionSDPA
+
+    assert gated_silu is adopter_kernels.gated_silu
+    assert BertSelfAttentionSDPA is adopter_kernels.attention.BertSelfAttentionSDPA

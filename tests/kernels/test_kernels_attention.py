@@ -14,7 +14,7 @@ from transformers.models.bert.modeling_bert import BertSelfAttention  # noqa: E4
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention  # noqa: E402
 from transformers.models.t5.modeling_t5 import T5Attention  # noqa: E402
 
-from adopter.kernels.attention import BertSelfAttentionSDPA, GPT2AttentionSDPA, T5AttentionSDPA  # noqa: E402
+from adopter_kernels.attention import BertSelfAttentionSDPA, GPT2AttentionSDPA, T5AttentionSDPA  # noqa: E402
 
 B, L, H = 2, 7, 32
 

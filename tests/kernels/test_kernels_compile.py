@@ -23,7 +23,7 @@ pytest.importorskip("transformers")
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-import adopter.kernels as K  # noqa: E402
+import adopter_kernels as K  # noqa: E402
 
 BACKEND = "aot_eager"
 
@@ -128,7 +128,7 @@ def _cases():
     from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
     from transformers.models.t5.modeling_t5 import T5Attention
 
-    from adopter.kernels.attention import BertSelfAttentionSDPA, GPT2AttentionSDPA, T5AttentionSDPA
+    from adopter_kernels.attention import BertSelfAttentionSDPA, GPT2AttentionSDPA, T5AttentionSDPA
 
     def module_pair(original_cls, sdpa_cls, config, inputs, **kwargs):
         original = original_cls(config, **kwargs)

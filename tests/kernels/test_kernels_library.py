@@ -1,4 +1,4 @@
-"""adopter.kernels.gated_act (and gated_act_mul, gated_silu, silu_mul), apply_rotary, group_norm_silu (and group_norm_act) and the library kernels they may pick (adopter/kernels/library.py):
+"""adopter_kernels.gated_act (and gated_act_mul, gated_silu, silu_mul), apply_rotary, group_norm_silu (and group_norm_act) and the library kernels they may pick (kernels/adopter_kernels/library.py):
 the run-time selection, and outputs and gradients equal to the original ops on the path that
 runs. Needs torch (and transformers for its activation classes): `make test-verify`.
 
@@ -19,10 +19,10 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-import adopter.kernels as kernels  # noqa: E402
-from adopter.kernels import (apply_rotary, gated_act, gated_act_mul, gated_silu, group_norm_act,  # noqa: E402
+import adopter_kernels as kernels  # noqa: E402
+from adopter_kernels import (apply_rotary, gated_act, gated_act_mul, gated_silu, group_norm_act,  # noqa: E402
                              group_norm_silu, silu_mul)
-from adopter.kernels.library import GELU_TANH_MUL, GROUP_NORM, ROPE, SILU_MUL, LibraryKernel  # noqa: E402
+from adopter_kernels.library import GELU_TANH_MUL, GROUP_NORM, ROPE, SILU_MUL, LibraryKernel  # noqa: E402
 
 
 def _activations():

@@ -361,7 +361,7 @@ def test_apply_diff_and_out_write_nothing_in_place(tmp_path):
     result = run_cli("apply", str(fixture), "--rules", "conv_batchnorm", "--kernels", "torch", "--diff",
                      "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("--- a/") and "+from adopter.kernels import FusedConvBatchNorm2d" in result.stdout
+    assert result.stdout.startswith("--- a/") and "+from adopter_kernels import FusedConvBatchNorm2d" in result.stdout
     assert (tmp_path / "out" / "conv_batchnorm.py").read_text() != before
     assert fixture.read_text() == before
 
@@ -374,7 +374,7 @@ def test_kernel_sets_choose_the_emitted_kernel_or_leave_the_match(tmp_path):
     by_set = {k: patch_source(str(fixture), SELF_OUTPUT, matches, {r.key: r for r in rules}, k)
               for k in ("paper", "torch", "default")}
     assert "from epoi.ops.torchscript_ops import FusedDropoutAddLayerNorm" in by_set["paper"].patched
-    assert "from adopter.kernels import DropoutAddLayerNorm" in by_set["torch"].patched
+    assert "from adopter_kernels import DropoutAddLayerNorm" in by_set["torch"].patched
     assert by_set["paper"].applied and len(by_set["torch"].applied) == len(by_set["paper"].applied)
     # the default set leaves out what the benchmark did not show to help, and says why
     assert by_set["default"].patched == fixture.read_text() and by_set["default"].applied == []
@@ -396,7 +396,7 @@ def test_swiglu_is_rewritten_by_the_torch_set_and_left_out_of_default_until_a_gp
     built = [m for m, reason in by_set["torch"].refused if "by a function that returns it" in reason]
     assert len(detect_only) == 6 and len(built) == 1
     assert len(by_set["torch"].applied) == len(matches) - len(detect_only) - len(built) == 14
-    assert "from adopter.kernels import gated_act, gated_act_mul, gated_silu, silu_mul" in by_set["torch"].patched
+    assert "from adopter_kernels import gated_act, gated_act_mul, gated_silu, silu_mul" in by_set["torch"].patched
     assert by_set["default"].applied == [] and not by_set["default"].changed
     assert {reason for m, reason in by_set["default"].refused if not by_key[m.rule_key].detect_only and m not in built} == {
         "left out of the default kernel set: not measured on a GPU yet (its fused kernel, Liger-Kernel's, "
@@ -421,7 +421,7 @@ def test_the_payoff_kernels_are_in_the_torch_set_and_left_out_of_default(rule_id
     detect_only = [m for m in matches if by_key[m.rule_key].detect_only]
     unfolded = {"rotary": 1, "groupnorm_silu": 0}[rule_id]
     assert len(by_set["torch"].applied) == len(matches) - len(detect_only) - unfolded == {"rotary": 9, "groupnorm_silu": 6}[rule_id]
-    imported = by_set["torch"].patched.split("from adopter.kernels import ", 1)[1].split("\n", 1)[0]
+    imported = by_set["torch"].patched.split("from adopter_kernels import ", 1)[1].split("\n", 1)[0]
     assert kernel in imported.split(", ")
     assert by_set["default"].applied == [] and not by_set["default"].changed
     assert {why for m, why in by_set["default"].refused if not by_key[m.rule_key].detect_only and not m.inherited} == {
@@ -474,7 +474,7 @@ def test_apply_uses_the_default_kernel_set_and_rejects_unknown_sets(tmp_path):
     fixture = ROOT / "adopter" / "rules" / "paper" / "gpt2_attention.py"
     result = run_cli("apply", str(fixture), "--rules", "gpt2_attention", "--diff", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "+from adopter.kernels.attention import GPT2AttentionSDPA" in result.stdout
+    assert "+from adopter_kernels.attention import GPT2AttentionSDPA" in result.stdout
     rms = run_cli("apply", str(ROOT / "adopter" / "rules" / "modern" / "rms_norm.py"), "--rules", "rms_norm", "--diff",
                   cwd=tmp_path)
     assert rms.returncode == 0 and rms.stdout == ""
@@ -631,7 +631,7 @@ def test_a_match_scanned_without_its_layout_is_not_rewritten():
         patch_source(str(fixture), fixture.read_text(), bare, {r.key: r for r in rules})
 
 
-# one hand-written RMSNorm: the torch set rewrites it (adopter.kernels.rms_normalize)
+# one hand-written RMSNorm: the torch set rewrites it (adopter_kernels.rms_normalize)
 RMS_MODEL = ("import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
              "    def forward(self, x):\n        v = x.pow(2).mean(-1, keepdim=True)\n"
              "        return x * torch.rsqrt(v + 1e-06)\n")

@@ -14,16 +14,16 @@ PATH = "adopter/rules/x/bad.adopt"
 
 BAD = [
     pytest.param(  # the reported bug: the up projection reads $y, the target passes only $x, and y was dropped
-        "rule: bad\nextern: adopter.kernels.gated_silu\ninit: torch.nn.Linear() -> $gate; torch.nn.Linear() -> $up => _\n"
+        "rule: bad\nextern: adopter_kernels.gated_silu\ninit: torch.nn.Linear() -> $gate; torch.nn.Linear() -> $up => _\n"
         "forward: $gate($x) -> $g; torch.nn.functional.silu($g) -> $a; $up($y) -> $u; $a * $u -> $h\n"
-        "    => adopter.kernels.gated_silu($gate, $up, $x) -> $h\n",
+        "    => adopter_kernels.gated_silu($gate, $up, $x) -> $h\n",
         "adopter/rules/x/bad.adopt:4:67: error: $y is a value the matched code passes in, and the target does not pass "
         "it on: the rewrite would drop it; pass $y to the target",
         id="target-drops-an-input"),
     pytest.param(  # a module the source calls, neither passed on nor rebuilt by the target's init
-        "rule: bad\nextern: adopter.kernels.silu_mul\ninit: torch.nn.Linear() -> $gate; torch.nn.Linear() -> $up => _\n"
+        "rule: bad\nextern: adopter_kernels.silu_mul\ninit: torch.nn.Linear() -> $gate; torch.nn.Linear() -> $up => _\n"
         "forward: $gate($x) -> $g; torch.nn.functional.silu($g) -> $a; $up($x) -> $u; $a * $u -> $h\n"
-        "    => adopter.kernels.silu_mul($gate, $x) -> $h\n",
+        "    => adopter_kernels.silu_mul($gate, $x) -> $h\n",
         "adopter/rules/x/bad.adopt:4:63: error: $up is a module the source calls, and the target neither calls it, "
         "passes it on, nor rebuilds it in `init:`: the rewrite would drop its computation",
         id="target-drops-a-module"),

@@ -3,7 +3,7 @@ the Hugging Face classes with the same constructor, call signature and parameter
 
 BERT's and GPT-2's compute attention with `scaled_dot_product_attention` (the
 memory-efficient kernel's math), as the `torch` kernel set's modules do
-(adopter/kernels/attention.py), when nothing asks for the probabilities, the head mask,
+(kernels/adopter_kernels/attention.py), when nothing asks for the probabilities, the head mask,
 a cache or cross-attention; otherwise, and always for T5 (whose relative position bias
 the reference does not re-implement), they run the eager attention.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from transformers.models.t5.modeling_t5 import T5Attention as _T5Attention
 
-from adopter.kernels.attention import BertSelfAttentionSDPA, GPT2AttentionSDPA
+from adopter_kernels.attention import BertSelfAttentionSDPA, GPT2AttentionSDPA
 
 
 class BertSelfAttentionWithXF(BertSelfAttentionSDPA):

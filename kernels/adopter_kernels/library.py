@@ -3,7 +3,7 @@
 A `LibraryKernel` names one function of the library and declares where it runs: device
 types, dtypes, training (gradients through it) and inference, inside `torch.compile`, and
 the widest last dimension it takes. `supports(*tensors)` says, at run time, whether one call
-may use it; the kernels of `adopter/kernels/__init__.py` run PyTorch's own ops when it does
+may use it; the kernels of `kernels/adopter_kernels/__init__.py` run PyTorch's own ops when it does
 not (on CPU, without the library or Triton, in another dtype, under `torch.compile`, ...).
 Nothing here computes anything itself: what the library does is not written again.
 
