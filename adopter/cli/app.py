@@ -296,6 +296,38 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     raise typer.Exit(1 if report.failed or written.failures else 0)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(ctx: typer.Context,
+        target: str = typer.Argument(..., help="A script to run, or with -m a module (as `python -m`); "
+                                                "what follows it is its arguments."),
+        module: bool = typer.Option(False, "-m", help="TARGET is a module's name."),
+        patch: List[str] = typer.Option(..., "--patch", "-p", help="A module to rewrite as it is imported "
+                                                                    "(dotted name; may be repeated)."),
+        rules: List[str] = typer.Option([], "--rules", "-r", help="Rule ids, packs or .adopt paths (default: all bundled)."),
+        kernels: str = typer.Option("default", "--kernels", "-k", help="Kernel set, as `apply`'s."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache.")):
+    """Run a script or module with the named modules rewritten in memory as they are imported,
+    as `apply` would rewrite them; no file is edited. Prints what it rewrote on stderr."""
+    from adopter.api.patching import patch as install, run_patched
+
+    try:
+        patching = install(*patch, rules=rules or None, kernels=kernels, cache_dir=None if no_cache else CACHE_DIR)
+    except ValueError as error:
+        _fail(AdopterError(Diagnostic("run", None, None, str(error))))
+    except AdopterError as error:
+        _fail(error)
+    try:
+        run_patched(target, list(ctx.args), patching, as_module=module)
+    finally:
+        patching.remove()
+        for name, done in sorted(patching.patches.items()):
+            sys.stderr.write(f"adopter: {name}: {len(done.applied)} patches, {len(done.refused)} matches not rewritten\n")
+        for diagnostic in patching.diagnostics:
+            _report(diagnostic)
+        for name in sorted(set(patch) - set(patching.patches)):
+            sys.stderr.write(f"adopter: {name}: not imported, or nothing to rewrite in it\n")
+
+
 rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 

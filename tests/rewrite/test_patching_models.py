@@ -1,0 +1,80 @@
+"""`adopter.api.patch` on real models (venv tier): transformers 4.34's BERT (default kernel set:
+SDPA self-attention, a module kernel that subclasses the class it replaces) and Llama (torch set:
+RMSNorm, rotary, SwiGLU) imported through the hook, against the same modules imported as they
+are: the same state_dict keys, and outputs and gradients allclose in eval and train mode.
+
+It runs in .venv-verify (torch, transformers) with the analysis's packages from .venv after
+its own: one interpreter needs both, and no environment here holds both."""
+
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import ROOT
+
+VERIFY_PYTHON = ROOT / ".venv-verify" / "bin" / "python"
+ANALYSIS_SITE = next((ROOT / ".venv" / "lib").glob("python3.*/site-packages"), None)
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, ROOT)
+    sys.path.append(ANALYSIS_SITE)
+    import torch
+    from adopter.api.patching import patch
+
+    def build(name, kernels):
+        module = sys.modules.get(name)
+        for key in [m for m in sys.modules if m == name]:
+            del sys.modules[key]
+        if kernels:
+            with patch(name, kernels=kernels, cache_dir=None) as hook:
+                module = __import__(name, fromlist=["_"])
+            return module, hook.patches[name]
+        return __import__(name, fromlist=["_"]), None
+
+    def compare(name, model, config, kernels, inputs):
+        original, _ = build(name, None)
+        torch.manual_seed(0)
+        a = getattr(original, model)(config)
+        patched, done = build(name, kernels)
+        b = getattr(patched, model)(config)
+        assert sorted(a.state_dict()) == sorted(b.state_dict())
+        b.load_state_dict(a.state_dict(), strict=True)
+        for mode in ("eval", "train"):
+            getattr(a, mode)(), getattr(b, mode)()
+            x, y = a(**inputs).last_hidden_state, b(**inputs).last_hidden_state
+            torch.testing.assert_close(y, x, rtol=1e-4, atol=1e-5)
+            if mode == "train":
+                x.square().sum().backward(), y.square().sum().backward()
+                for (key, p), q in zip(a.named_parameters(), b.parameters()):
+                    if p.grad is not None:
+                        torch.testing.assert_close(q.grad, p.grad, rtol=1e-3, atol=1e-5, msg=key)
+        print(name, sorted({m.rule for m in done.applied}))
+
+    import transformers.models.bert.modeling_bert as bert
+    import transformers.models.llama.modeling_llama as llama
+    ids = torch.randint(0, 64, (2, 12), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[1, 8:] = 0
+    compare("transformers.models.bert.modeling_bert", "BertModel",
+            bert.BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                            intermediate_size=48, max_position_embeddings=32, hidden_dropout_prob=0.0,
+                            attention_probs_dropout_prob=0.0),
+            "default", {"input_ids": ids, "attention_mask": mask})
+    compare("transformers.models.llama.modeling_llama", "LlamaModel",
+            llama.LlamaConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              num_key_value_heads=2, intermediate_size=48, max_position_embeddings=32),
+            "torch", {"input_ids": ids})
+""")
+
+
+@pytest.mark.venv
+def test_models_imported_through_the_hook_compute_what_the_originals_do():
+    if not VERIFY_PYTHON.exists() or ANALYSIS_SITE is None:
+        pytest.skip("needs .venv-verify and .venv (make verify-setup setup)")
+    script = f"ROOT = {str(ROOT)!r}\nANALYSIS_SITE = {str(ANALYSIS_SITE)!r}\n" + SCRIPT
+    done = subprocess.run([str(VERIFY_PYTHON), "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "transformers.models.bert.modeling_bert ['bert_self_attention', 'manual_attention']" in done.stdout
+    assert "transformers.models.llama.modeling_llama ['rms_norm', 'rotary', 'swiglu']" in done.stdout
