@@ -25,6 +25,23 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find where faster DL kernels apply in PyTorch model code, from source.")
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            sys.stdout.write(f"adopter {version('adopter')}\n")
+        except PackageNotFoundError:  # (run from a checkout that is not installed)
+            sys.stdout.write("adopter (not installed: run from its source)\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                            help="Print Adopter's version and exit.")):
+    """Find where faster DL kernels apply in PyTorch model code, from source."""
+
+
 class ScanFormat(str, Enum):
     table = "table"
     jsonl = "jsonl"

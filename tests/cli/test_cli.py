@@ -197,3 +197,12 @@ def test_facts_runs_rules_only_when_asked(tmp_path):
     assert result.exit_code == 0, result.output
     scanned = scan([str(tmp_path / "m.py")], load_rules(["softmax"]), jobs=1)
     assert [f.cached for f in scanned.files] == [True] and len(scanned.matches) == 1
+
+
+def test_version_is_the_installed_distribution_s():
+    import tomllib
+    from pathlib import Path
+
+    version = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    out = subprocess.run([sys.executable, "-m", "adopter.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == f"adopter {version}\n"
