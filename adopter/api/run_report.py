@@ -26,6 +26,16 @@ class RunReport:
         return [m for f in self.files for m in (f.matches or [])]
 
     @property
+    def ignored(self) -> list:
+        """The matches a `# adopter: ignore` on their line keeps out of `matches`."""
+        return [m for f in self.files for m in f.ignored]
+
+    @property
+    def unused_ignores(self) -> list[tuple[str, int, str]]:
+        """(file, line, rule ids or "" for every rule) of each `# adopter: ignore` that kept nothing out."""
+        return [(f.path, line, ids) for f in self.files for line, ids in f.unused_ignores]
+
+    @property
     def near_misses(self) -> list:
         return [m for f in self.files for m in (f.near_misses or [])]
 

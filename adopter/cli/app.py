@@ -223,9 +223,14 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (a cold run)."),
          explain: bool = typer.Option(False, "--explain", help="Also report the near misses: where a rule's pattern "
                                       "is found but exactly one check fails, with that check and its evidence."),
+         show_ignored: bool = typer.Option(False, "--show-ignored", help="List on stderr the matches that a "
+                                           "`# adopter: ignore[rule]` on their line keeps out of the report."),
+         warn_unused_ignores: bool = typer.Option(False, "--warn-unused-ignores",
+                                                  help="Report each `# adopter: ignore` that keeps nothing out."),
          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
-    """Find every place a rule matches; one record per location."""
+    """Find every place a rule matches; one record per location. A match whose first line holds
+    `# adopter: ignore` (every rule) or `# adopter: ignore[rule-id, ...]` is left out."""
     modules = _modules(module_root, module_map)
     cache_dir = None if no_cache else CACHE_DIR
     try:
@@ -236,6 +241,13 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
                       limits=_limits(file_timeout, file_memory), explain=explain, modules=modules)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
+    if show_ignored:
+        for match in result.ignored:
+            sys.stderr.write(f"{display_path(match.file)}:{match.line}: {match.rule}: ignored (# adopter: ignore)\n")
+    if warn_unused_ignores:
+        for name, line, ids in result.unused_ignores:
+            what = f"[{ids}]" if ids else ""
+            sys.stderr.write(f"{display_path(name)}:{line}: unused suppression: # adopter: ignore{what} keeps no match out\n")
     text = render_matches(result.matches, fmt.value, chosen, result.diagnostics, result.near_misses)
     if output is not None:
         try:
@@ -246,8 +258,9 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
         sys.stdout.write(text)
     if sys.stderr.isatty() or output is not None:
         misses = f", {len(result.near_misses)} near misses" if explain else ""
-        sys.stderr.write(f"{len(result.matches)} matches{misses} in {len(result.files)} files, {result.seconds:.1f} s, "
-                         f"{result.failed} failed\n")
+        ignored = f", {len(result.ignored)} ignored" if result.ignored else ""
+        sys.stderr.write(f"{len(result.matches)} matches{misses}{ignored} in {len(result.files)} files, "
+                         f"{result.seconds:.1f} s, {result.failed} failed\n")
     raise typer.Exit(1 if result.failed else 0)
 
 

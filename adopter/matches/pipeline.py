@@ -26,6 +26,7 @@ from adopter.records import Match, NearMiss
 from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, REPORTED, matches_from_model, near_misses_from_model, rules_program,
                                    unmodelled_warnings)
 from adopter.extract.sources import ModuleNames, decode_source, extract_text, read_bytes
+from adopter.extract.suppressions import EVERY_RULE, ignores, suppressions
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
 from adopter.datalog import batch
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, prepare, retain_controls, solve
@@ -44,6 +45,10 @@ class FileAnalysis:
     tables: dict[str, str] | None = None  # the facts as rows without the file column (tables.table_rows), when asked
     matches: list[Match] | None = None
     near_misses: list[NearMiss] = field(default_factory=list)  # with `explain`
+    # kept out by `# adopter: ignore[...]` on their line (adopter/extract/suppressions.py), and the
+    # suppressions that kept nothing out: (line, the rule ids, or "" for every rule)
+    ignored: list[Match] = field(default_factory=list)
+    unused_ignores: list[tuple[int, str]] = field(default_factory=list)
     # (DL nodes, forward structures, forward methods not enumerated), over the analyses with the run's rules
     summary: tuple[int, int, int] | None = None
     cached: bool = False
@@ -135,6 +140,7 @@ class _Pending:
     keys: dict[str, str]
     render_tables: bool
     start: float
+    data: bytes = b""  # the file's bytes (its suppressions are read from them)
 
     def failed(self, error: RuntimeError) -> FileAnalysis:
         self.result.diagnostics.append(Diagnostic(self.result.path, None, None, f"analysis failed: {error}"))
@@ -184,10 +190,10 @@ def _begin(task: FileTask, only_cached: bool = False) -> FileAnalysis | _Pending
         if facts_kind in missing:  # here, in the worker: the parent only writes the tables
             found[facts_kind] = (table_rows(facts), facts.count()) if render_tables else facts
             result.cache_problem = _store(cache, keys[facts_kind], facts_kind, found[facts_kind])
-        pending = _Pending(result, facts, found, missing, keys, render_tables, start)
+        pending = _Pending(result, facts, found, missing, keys, render_tables, start, data)
         if missing & {"summary", "matches"}:
             return pending
-    return _finish(pending or _Pending(result, None, found, missing, keys, render_tables, start), {}, cache)
+    return _finish(pending or _Pending(result, None, found, missing, keys, render_tables, start, data), {}, cache)
 
 
 def _finish(pending: _Pending, solved: dict, cache: ResultCache) -> FileAnalysis:
@@ -205,9 +211,33 @@ def _finish(pending: _Pending, solved: dict, cache: ResultCache) -> FileAnalysis
     if found.get("matches") is not None:  # the matches, and the warnings about functions left unmatched
         result.matches, warnings, result.near_misses = found["matches"]
         result.diagnostics += warnings
+        _suppress(result, pending.data)
     result.cached = not missing
     result.seconds = time.perf_counter() - pending.start
     return result
+
+
+def _suppress(result: FileAnalysis, data: bytes) -> None:
+    """Keep the matches and near misses a `# adopter: ignore` names out (after the cache: the
+    comments are part of the bytes the cache keys by), and note the ignores that named none."""
+    if b"adopter:" not in data.lower():
+        return
+    text, _problem = decode_source(data, Path(result.path))
+    suppressed = suppressions(text or "")
+    if not suppressed:
+        return
+    used: set[int] = set()
+    kept = []
+    for match in result.matches:
+        if ignores(suppressed, match.line, match.rule):
+            result.ignored.append(match)
+            used.add(match.line)
+        else:
+            kept.append(match)
+    result.matches = kept
+    result.near_misses = [m for m in result.near_misses if not ignores(suppressed, m.line, m.rule)]
+    result.unused_ignores = [(line, ", ".join(sorted(ids)) if ids is not EVERY_RULE else "")
+                             for line, ids in sorted(suppressed.items()) if line not in used]
 
 
 def _store(cache: ResultCache, key: str, kind: str, value) -> str | None:

@@ -1,6 +1,7 @@
 """The CLI: outputs, exit status, and bad input (one clear line per file, others go on)."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -206,3 +207,44 @@ def test_version_is_the_installed_distribution_s():
     version = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
     out = subprocess.run([sys.executable, "-m", "adopter.cli", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == f"adopter {version}\n"
+
+
+SUPPRESSED = """
+import torch.nn.functional as F
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x, y, z):
+        a = F.softmax(x, dim=-1)  # adopter: ignore[softmax]
+        b = F.softmax(y, dim=-1)  # adopter: ignore[rotary]
+        c = F.softmax(z, dim=-1)  # adopter: ignore
+        d = x + 1  # adopter: ignore
+        return a, b, c, d
+"""
+
+
+def test_an_ignore_comment_keeps_its_match_out_of_scan_and_apply(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(SUPPRESSED)
+    cli = [sys.executable, "-m", "adopter.cli"]
+    for _ in range(2):  # cold, then from the cache: the comments are read after it
+        scanned = subprocess.run([*cli, "scan", str(source), "--rules", "softmax", "--format", "jsonl",
+                                  "--show-ignored", "--warn-unused-ignores", "-o", str(tmp_path / "out.jsonl")],
+                                 capture_output=True, text=True, env=dict(os.environ, ADOPTER_CACHE=str(tmp_path / "c")))
+        assert scanned.returncode == 0, scanned.stderr
+        assert [json.loads(line)["line"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [9]
+        assert scanned.stderr.splitlines() == [
+            f"{source}:8: softmax: ignored (# adopter: ignore)",
+            f"{source}:10: softmax: ignored (# adopter: ignore)",
+            f"{source}:9: unused suppression: # adopter: ignore[rotary] keeps no match out",
+            f"{source}:11: unused suppression: # adopter: ignore keeps no match out",
+            "1 matches, 2 ignored in 1 files, " + scanned.stderr.splitlines()[-1].split(" files, ")[1]]
+    applied = subprocess.run([*cli, "apply", str(source), "--rules", "softmax", "--kernels", "paper", "--diff",
+                              "--no-cache"], capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert [line for line in applied.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        "+from xformers.triton.softmax import softmax as xformers_softmax",
+        "-        b = F.softmax(y, dim=-1)  # adopter: ignore[rotary]",
+        "+        b = xformers_softmax(y)  # adopter: ignore[rotary]"]  # the two ignored softmaxes stay
+    assert "1 patches in 1 files, 0 matches not rewritten" in applied.stderr
