@@ -21,6 +21,7 @@ from adopter.support.forks import Limits, failure_reason, map_forked
 from adopter.records import Match
 from adopter.api.scan import scan
 from adopter.extract.sources import ModuleNames, decode_source, read_bytes, source_encoding
+from adopter.extract.walk import Selection
 from adopter.rules.model import Rule
 
 
@@ -105,11 +106,11 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
                  save_original_names: bool = False, limits: Limits = Limits(),
-                 modules: ModuleNames = ModuleNames()) -> ApplyReport:
+                 modules: ModuleNames = ModuleNames(), selection: Selection = Selection()) -> ApplyReport:
     """Scan `paths` (each file within `limits`, named as `modules` says) and compute every
     file's patch, in memory, with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True,
-                   modules=modules)
+                   modules=modules, selection=selection)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     cache = ResultCache(cache_dir)
     tasks = [PatchTask(f.path, f.matches, rules, kernels, save_original_names, modules.of(Path(f.path)).split(".")[0])

@@ -13,7 +13,7 @@ from typing import Iterable, List, Optional
 import typer
 
 from adopter.api import analysis
-from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames
+from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames, Selection
 from adopter.api.output import render_matches, write_report
 from adopter.api.query import DEFAULT_MEMORY, DEFAULT_TIMEOUT, QueryStopped, read_facts, run_query
 from adopter.api.rules import list_rules, load_rules, rule_source, rules_markdown
@@ -92,6 +92,14 @@ MODULE_ROOT = typer.Option([], "--module-root", metavar="DIR", file_okay=False,
 MODULE_MAP = typer.Option(None, "--module-map", metavar="FILE.tsv", dir_okay=False,
                           help="Module names given per file: a TSV file with the header `file<TAB>module`, "
                                "files relative to its folder.")
+
+
+EXCLUDE = typer.Option([], "--exclude", metavar="PATTERN",
+                       help="Leave out the files and folders under a folder argument that PATTERN matches "
+                            "(.gitignore syntax, relative to the folder argument; may be repeated).")
+NO_IGNORE = typer.Option(False, "--no-ignore", help="Also scan, under a folder argument, what is left out by "
+                                                    "default: Python environments, VCS and tool caches, and "
+                                                    "what .gitignore files there ignore.")
 
 
 def _modules(roots: List[Path], table: Optional[Path]) -> ModuleNames:
@@ -227,6 +235,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
                                            "`# adopter: ignore[rule]` on their line keeps out of the report."),
          warn_unused_ignores: bool = typer.Option(False, "--warn-unused-ignores",
                                                   help="Report each `# adopter: ignore` that keeps nothing out."),
+         exclude: List[str] = EXCLUDE, no_ignore: bool = NO_IGNORE,
          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location. A match whose first line holds
@@ -238,7 +247,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     except AdopterError as error:
         _fail(error)
     result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir,
-                      limits=_limits(file_timeout, file_memory), explain=explain, modules=modules)
+                      limits=_limits(file_timeout, file_memory), explain=explain, modules=modules,
+                      selection=Selection(tuple(exclude), not no_ignore))
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     if show_ignored:
@@ -282,6 +292,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           save_original_names: bool = typer.Option(False, "--save-original-names",
                                                    help="Where a kernel renames parameters, also save them under "
                                                         "their original names (checkpoints the unpatched model reads)."),
+          exclude: List[str] = EXCLUDE, no_ignore: bool = NO_IGNORE,
           module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
           file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
@@ -300,7 +311,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
         _fail(error)
     report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
                           kernels=kernels, save_original_names=save_original_names,
-                          limits=_limits(file_timeout, file_memory), modules=modules)
+                          limits=_limits(file_timeout, file_memory), modules=modules,
+                          selection=Selection(tuple(exclude), not no_ignore))
     for diagnostic in report.diagnostics:
         _report(diagnostic)
     left_out: dict[tuple[str, str], int] = {}

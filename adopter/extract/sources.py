@@ -7,7 +7,6 @@ exception, so one bad file never stops the others.
 from __future__ import annotations
 
 import io
-import os
 import sys
 import tokenize
 from dataclasses import dataclass
@@ -16,19 +15,21 @@ from pathlib import Path
 
 from adopter.records import AdopterError, Diagnostic
 from adopter.extract.python_facts import FileFacts, extract_source
+from adopter.extract.walk import Selection, python_files
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # the largest zoo file is ~0.2 MB; beyond this is not model code
 
 
-def expand_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
-    """Files to analyse (directories searched recursively for `.py`), and path errors."""
+def expand_paths(paths: list[str], selection: Selection = Selection()) -> tuple[list[Path], list[Diagnostic]]:
+    """Files to analyse (directories searched recursively for `.py`, less what `selection` leaves
+    out: adopter/extract/walk.py), and path errors."""
     files: list[Path] = []
     problems: list[Diagnostic] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found, unreadable = _python_files(path)
-            if not found and not unreadable:
+            found, unreadable = python_files(path, selection)
+            if not found and not unreadable:  # (one left out entirely has its warning in `unreadable`)
                 problems.append(Diagnostic(raw, None, None, "directory contains no Python files"))
             files.extend(found)
             problems.extend(unreadable)
@@ -39,21 +40,6 @@ def expand_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         else:
             problems.append(Diagnostic(raw, None, None, "no such file or directory"))
     return files, problems
-
-
-def _python_files(folder: Path) -> tuple[list[Path], list[Diagnostic]]:
-    """The `.py` files under `folder` (symlinked folders are not followed), sorted, and one
-    diagnostic per folder that cannot be listed."""
-    found: list[Path] = []
-    problems: list[Diagnostic] = []
-
-    def unreadable(error: OSError) -> None:
-        where = error.filename if error.filename is not None else str(folder)
-        problems.append(Diagnostic(str(where), None, None, f"cannot read directory: {error.strerror or error}"))
-
-    for root, _dirs, names in os.walk(folder, onerror=unreadable):
-        found += [Path(root) / name for name in names if name.endswith(".py") and (Path(root) / name).is_file()]
-    return sorted(found), problems
 
 
 def read_bytes(path: Path) -> tuple[bytes | None, Diagnostic | None]:
