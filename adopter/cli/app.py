@@ -236,6 +236,10 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          warn_unused_ignores: bool = typer.Option(False, "--warn-unused-ignores",
                                                   help="Report each `# adopter: ignore` that keeps nothing out."),
          exclude: List[str] = EXCLUDE, no_ignore: bool = NO_IGNORE,
+         fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit 1 when there is a match "
+                                            "(a CI gate: the matches a suppression keeps out do not count)."),
+         exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even where a file failed "
+                                        "(still 2 for bad arguments)."),
          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location. A match whose first line holds
@@ -271,7 +275,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
         ignored = f", {len(result.ignored)} ignored" if result.ignored else ""
         sys.stderr.write(f"{len(result.matches)} matches{misses}{ignored} in {len(result.files)} files, "
                          f"{result.seconds:.1f} s, {result.failed} failed\n")
-    raise typer.Exit(1 if result.failed else 0)
+    failed = result.failed or (fail_on_match and result.matches)
+    raise typer.Exit(1 if failed and not exit_zero else 0)
 
 
 @app.command()

@@ -248,3 +248,20 @@ def test_an_ignore_comment_keeps_its_match_out_of_scan_and_apply(tmp_path):
         "-        b = F.softmax(y, dim=-1)  # adopter: ignore[rotary]",
         "+        b = xformers_softmax(y)  # adopter: ignore[rotary]"]  # the two ignored softmaxes stay
     assert "1 patches in 1 files, 0 matches not rewritten" in applied.stderr
+
+
+def test_fail_on_match_and_exit_zero_set_the_exit_status_for_ci(tmp_path):
+    (tmp_path / "m.py").write_text(SUPPRESSED)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    cli = [sys.executable, "-m", "adopter.cli", "scan", "--rules", "softmax", "--no-cache"]
+
+    def status(*args):
+        return subprocess.run([*cli, *args], capture_output=True, text=True).returncode
+
+    assert status(str(tmp_path / "m.py")) == 0
+    assert status(str(tmp_path / "m.py"), "--fail-on-match") == 1          # one softmax is not suppressed
+    (tmp_path / "m.py").write_text(SUPPRESSED.replace("ignore[rotary]", "ignore[softmax]"))
+    assert status(str(tmp_path / "m.py"), "--fail-on-match") == 0          # every match suppressed
+    assert status(str(tmp_path)) == 1                                      # broken.py failed
+    assert status(str(tmp_path), "--exit-zero") == 0
+    assert status(str(tmp_path), "--exit-zero", "--rules", "nope") == 2    # bad arguments still say so
