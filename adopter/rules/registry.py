@@ -45,7 +45,8 @@ def load_rule_cached(path: Path, cache: ResultCache) -> Rule:
 
 
 def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFAULT_DIR) -> list[Rule]:
-    """Rules chosen by id (`softmax`), by pack (`paper`), or by path; all bundled by default.
+    """Rules chosen by id (`softmax`: all its shapes), by one shape's key (`swiglu.silu_fn`), by pack
+    (`paper`), or by path; all bundled by default.
 
     A malformed rule or an unknown id raises `AdopterError` before any analysis runs.
     Parsed rules are cached under `cache_dir` (None: parse every time).
@@ -62,6 +63,8 @@ def load_rules(selectors: list[str] | None = None, cache_dir: Path | None = DEFA
             chosen += sorted((RULES_DIR / selector).glob("*.adopt"))
         elif selector in by_id:
             chosen += by_id[selector]
+        elif (shape := next((f for files in by_id.values() for f in files if f.stem == selector), None)) is not None:
+            chosen.append(shape)  # one shape of a rule, by the key `rules list` prints (`swiglu.silu_fn`)
         else:
             known = ", ".join(sorted(by_id))
             raise AdopterError(Diagnostic(selector, None, None, f"unknown rule id or path (bundled rules: {known})"))

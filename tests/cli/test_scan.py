@@ -338,3 +338,15 @@ def test_the_cache_holds_a_rule_set_whatever_order_its_rules_were_chosen_in(tmp_
     scan([str(tmp_path)], load_rules(["modern", "paper"]), jobs=1, cache_dir=cache)
     again = scan([str(tmp_path)], load_rules(), jobs=1, cache_dir=cache)  # every bundled rule, in id order
     assert [f.cached for f in again.files] == [True]
+
+
+def test_every_key_rules_list_prints_selects_that_rule_or_shape():
+    listed = [line.split("\t")[0] for line in run("rules", "list").stdout.splitlines()]
+    assert "swiglu.silu_fn" in listed and "swiglu" in listed
+    from adopter.rules.registry import load_rules
+    for key in listed:
+        chosen = load_rules([key], cache_dir=None)
+        assert key in [r.key for r in chosen]
+        assert "." not in key or [r.key for r in chosen] == [key]  # a shape's key: that file alone
+    shown = run("rules", "show", "swiglu.silu_fn")
+    assert shown.exit_code == 0 and "rule: swiglu" in shown.stdout and "torch.nn.functional.silu($g)" in shown.stdout
