@@ -29,6 +29,18 @@ def _error(path: str, line: int | None, col: int | None, message: str) -> Adopte
     return AdopterError(Diagnostic(path, line, col, message))
 
 
+# The grammar's terminals as a rule's author writes them (adopter/rules/grammar.lark), for errors:
+# a fixed string as itself, the others in words
+_IN_DSL_WORDS = {
+    **{t.name: repr(t.pattern.value) for t in _PARSER.terminals if isinstance(t.pattern, lark.lexer.PatternStr)},
+    "_ARROW": "'->'", "VAR": "a $variable", "QNAME": "a qualified name", "NAME": "a name", "SEP": "';' or '&'",
+    "BINOP": "an operator", "UNOP": "'-'", "SIGNED_NUMBER": "a number", "STRING": "a string",
+    "CONST_NAME": "True, False or None", "CODE": "`source text`", "HALF": "half", "PARITY": "'::2' or '1::2'",
+    "ITEM": "0 or 1", "SETTING_KEY": "a setting", "SETTING_VALUE": "a value", "EXTERN_KEY": "extern:",
+    "PART_KEY": "init: or forward:", "$END": "the end of the file",
+}
+
+
 def _constant(tree: lark.Tree) -> str:
     token = tree.children[0]
     if token.type == "SIGNED_NUMBER":
@@ -139,8 +151,10 @@ def parse_rule(text: str, path: str) -> Rule:
             found = "unexpected end of input"
         else:
             found = f"unexpected {str(token)!r}" if token is not None and str(token) else "unexpected input"
-        expected = sorted(getattr(error, "expected", None) or getattr(error, "allowed", None) or [])
-        hint = f"; expected one of {', '.join(expected[:8])}" if expected else ""
+        expected = sorted({_IN_DSL_WORDS.get(name, name) for name in
+                           getattr(error, "expected", None) or getattr(error, "allowed", None) or []})
+        hint = (f"; expected {expected[0]}" if len(expected) == 1 else
+                f"; expected one of {', '.join(expected[:8])}" if expected else "")
         raise _error(path, error.line, error.column, f"{found}{hint}") from None
     doc = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("#"))
     stem_id, _, shape = Path(path).stem.partition(".")

@@ -83,7 +83,10 @@ def test_the_checks_give_every_candidate_its_nodes_and_constructors_by_position(
 
 
 @pytest.mark.parametrize("text, line, col, message", [
-    ("rule: bad\nforward: torch.nn.Linear($x) -> => _\n", 2, 33, "unexpected '=>'; expected one of VAR"),
+    ("rule: bad\nforward: torch.nn.Linear($x) -> => _\n", 2, 33, "unexpected '=>'; expected a $variable"),
+    # (the grammar's terminals in the DSL's words: a missing arrow said `expected one of _ARROW`)
+    ("rule: bad\nforward: torch.nn.Linear($x) $y => _\n", 2, 30, "unexpected '$y'; expected '->'"),
+    ("rule: bad\nforward: torch.nn.Linear($x -> $y => _\n", 2, 29, "unexpected '->'; expected one of ')', ',', '['"),
     ("rule: bad\nforward: torch.nn.Linear($x) -> $y => _\nforward: _ => _\n", 3, 1, "duplicate `forward:`"),
     ("rule: bad\ninit: torch.nn.Linear() -> $l => _\nforward: torch.nn.ReLU($x) -> $y => _\n", 2, 28,
      "init node $l is not called"),
