@@ -106,11 +106,12 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
                  progress: Callable[[Iterable, int], Iterable] | None = None,
                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
                  save_original_names: bool = False, limits: Limits = Limits(),
-                 modules: ModuleNames = ModuleNames(), selection: Selection = Selection()) -> ApplyReport:
+                 modules: ModuleNames = ModuleNames(), selection: Selection = Selection(),
+                 drop: Callable[[Match], bool] | None = None) -> ApplyReport:
     """Scan `paths` (each file within `limits`, named as `modules` says) and compute every
     file's patch, in memory, with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True,
-                   modules=modules, selection=selection)
+                   modules=modules, selection=selection, drop=drop)
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     cache = ResultCache(cache_dir)
     tasks = [PatchTask(f.path, f.matches, rules, kernels, save_original_names, modules.of(Path(f.path)).split(".")[0])

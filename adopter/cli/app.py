@@ -102,6 +102,27 @@ NO_IGNORE = typer.Option(False, "--no-ignore", help="Also scan, under a folder a
                                                     "what .gitignore files there ignore.")
 
 
+class _Settings:
+    """A run's settings: the command line over the repository's configuration (adopter/api/config.py)."""
+
+    def __init__(self, paths: List[str], rules: List[str], exclude: List[str], no_ignore: bool,
+                 module_root: List[Path], module_map: Optional[Path], cache_dir):
+        from adopter.api.config import find_config
+
+        try:
+            self.config = config = find_config(paths)
+            chosen = load_rules(rules or list(config.rules) or None, cache_dir=cache_dir)
+        except AdopterError as error:
+            _fail(error)
+        self.rules = [r for r in chosen if r.id not in config.ignore and r.key not in config.ignore]
+        if not self.rules:
+            _fail(AdopterError(Diagnostic(str(config.path), None, None, "`ignore` leaves no rule selected")))
+        folder = str(config.folder) if config.folder is not None else "."
+        self.selection = Selection(tuple(exclude), not no_ignore, ((folder, config.exclude),))
+        self.modules = _modules(module_root or list(config.module_root), module_map)
+        self.drop = ((lambda m: config.ignores(m.file, m.rule, m.rule_key)) if config.per_file_ignores else None)
+
+
 def _modules(roots: List[Path], table: Optional[Path]) -> ModuleNames:
     """How files are named, from --module-root and --module-map (exit 2 on a bad map)."""
     try:
@@ -243,16 +264,15 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location. A match whose first line holds
-    `# adopter: ignore` (every rule) or `# adopter: ignore[rule-id, ...]` is left out."""
-    modules = _modules(module_root, module_map)
+    `# adopter: ignore` (every rule) or `# adopter: ignore[rule-id, ...]` is left out. Settings
+    also come from `[tool.adopter]` in a pyproject.toml (or an adopter.toml) at or above the
+    first path; the command line wins."""
     cache_dir = None if no_cache else CACHE_DIR
-    try:
-        chosen = load_rules(rules or None, cache_dir=cache_dir)
-    except AdopterError as error:
-        _fail(error)
+    settings = _Settings(paths, rules, exclude, no_ignore, module_root, module_map, cache_dir)
+    chosen = settings.rules
     result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir,
-                      limits=_limits(file_timeout, file_memory), explain=explain, modules=modules,
-                      selection=Selection(tuple(exclude), not no_ignore))
+                      limits=_limits(file_timeout, file_memory), explain=explain, modules=settings.modules,
+                      selection=settings.selection, drop=settings.drop)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     if show_ignored:
@@ -291,9 +311,10 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
                                         "too, so that the folder holds a complete tree."),
           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all cores)."),
           no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache ($ADOPTER_CACHE, else the per-user cache folder)."),
-          kernels: str = typer.Option("default", "--kernels", "-k",
-                                      help="Kernel set: `default` (PyTorch kernels measured to help), `torch` "
-                                           "(every PyTorch kernel) or `paper` (epoi/xFormers, as the paper)."),
+          kernels: Optional[str] = typer.Option(None, "--kernels", "-k",
+                                                help="Kernel set: `default` (PyTorch kernels measured to help), "
+                                                     "`torch` (every PyTorch kernel) or `paper` (epoi/xFormers, "
+                                                     "as the paper); else the configuration's, else `default`."),
           save_original_names: bool = typer.Option(False, "--save-original-names",
                                                    help="Where a kernel renames parameters, also save them under "
                                                         "their original names (checkpoints the unpatched model reads)."),
@@ -306,18 +327,15 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
 
     if not (diff or write or out or patches):
         _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
+    cache_dir = None if no_cache else CACHE_DIR
+    settings = _Settings(paths, rules, exclude, no_ignore, module_root, module_map, cache_dir)
+    kernels = kernels or settings.config.kernels or "default"
     if kernels not in KERNEL_SETS:
         _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))
-    modules = _modules(module_root, module_map)
-    cache_dir = None if no_cache else CACHE_DIR
-    try:
-        chosen = load_rules(rules or None, cache_dir=cache_dir)
-    except AdopterError as error:
-        _fail(error)
-    report = plan_patches(paths, chosen, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
+    report = plan_patches(paths, settings.rules, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
                           kernels=kernels, save_original_names=save_original_names,
-                          limits=_limits(file_timeout, file_memory), modules=modules,
-                          selection=Selection(tuple(exclude), not no_ignore))
+                          limits=_limits(file_timeout, file_memory), modules=settings.modules,
+                          selection=settings.selection, drop=settings.drop)
     for diagnostic in report.diagnostics:
         _report(diagnostic)
     left_out: dict[tuple[str, str], int] = {}

@@ -30,6 +30,8 @@ class Selection:
 
     exclude: tuple[str, ...] = ()
     ignores: bool = True
+    # patterns relative to a folder of their own (a configuration file's): (folder, patterns)
+    exclude_in: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def python_files(folder: Path, selection: Selection = Selection()) -> tuple[list[Path], list[Diagnostic]]:
@@ -48,6 +50,8 @@ def python_files(folder: Path, selection: Selection = Selection()) -> tuple[list
     top = _absolute(folder)
     if selection.exclude:
         specs.append((top, pathspec.GitIgnoreSpec.from_lines(selection.exclude)))
+    specs += [(_absolute(Path(base)), pathspec.GitIgnoreSpec.from_lines(patterns))
+              for base, patterns in selection.exclude_in if patterns]
     if selection.ignores and (spec := _gitignore(top)) is not None:
         specs.append((top, spec))
 
