@@ -91,10 +91,19 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
     invocation = {"executionSuccessful": not any(d.severity == "error" for d in diagnostics),
                   "toolExecutionNotifications": [_notification(d) for d in diagnostics]}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "adopter", "informationUri": "https://pypi.org/project/adopter/",
-                                          "rules": descriptors}},
+            # (no informationUri: Adopter has no public page; the package page it named does not exist)
+            "runs": [{"tool": {"driver": {"name": "adopter", "version": _version(), "rules": descriptors}},
                       "invocations": [invocation],
                       "results": results}]}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("adopter")
+    except PackageNotFoundError:  # (run from a checkout that is not installed)
+        return "0+source"
 
 
 def _notification(diagnostic: Diagnostic) -> dict:

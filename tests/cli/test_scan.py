@@ -75,6 +75,10 @@ def test_sarif_is_a_2_1_0_log(tmp_path):
     (tmp_path / "m.py").write_text(CODE)
     log = json.loads(run("scan", tmp_path / "m.py", "--format", "sarif", "-r", "softmax").stdout)
     assert log["version"] == "2.1.0" and log["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "softmax"
+    # the driver names the installed version and no page of its own (the package page it named does not exist)
+    from importlib.metadata import version
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["version"] == version("adopter") and "informationUri" not in driver
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
 
