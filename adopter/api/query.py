@@ -27,8 +27,8 @@ import clingo
 import clingo.ast
 
 from adopter.records import AdopterError, Diagnostic
-from adopter.datalog.engine import (MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, prepare, retain_controls, solve,
-                                    symbol_value)
+from adopter.datalog.engine import (MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, prepare, program_source,
+                                    retain_controls, solve, symbol_value)
 from adopter.support.forks import Limits, failure_reason, map_forked
 
 _PROGRAMS = (MAIN_PROGRAM, *QUERY_PROGRAMS)  # the analyses, and the relations only queries read
@@ -217,3 +217,24 @@ def _answers(task: tuple[FileFacts, str]) -> list[tuple] | str:
     except RuntimeError as error:
         return str(error).split("error:", 1)[-1].strip()
     return [tuple(symbol_value(a) for a in args) for args in model.get(_RESULT)]
+
+
+_DOC = re.compile(r"%\*! (.*?) \*%")
+_HEAD = re.compile(r"(\w+)\(([^)]*)\)")
+
+
+def relation_catalogue() -> list[tuple[str, str, str]]:
+    """(name/arity, columns, meaning) of each relation a query may name that says what it means:
+    the extractor's (their `%*!` lines in datalog/schema/facts.lp) and those the analyses define
+    under a `%*! name(Columns): meaning *%` line; relations without one are the analyses' helpers."""
+    known = known_relations(_PROGRAMS)
+    documented: dict[tuple[str, int], tuple[str, str]] = {}
+    for header in _DOC.findall(program_source(_PROGRAMS)):
+        heads, _, meaning = header.partition(": ")
+        for part in heads.split(" / "):
+            m = _HEAD.fullmatch(part.strip())
+            if m is not None:
+                columns = [c.strip() for c in m.group(2).split(",") if c.strip()]
+                documented.setdefault((m.group(1), len(columns)), (", ".join(columns), meaning.strip()))
+    return sorted((f"{name}/{arity}", *documented[(name, arity)])
+                  for name, arities in known.items() for arity in arities if (name, arity) in documented)

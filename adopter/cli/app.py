@@ -182,7 +182,9 @@ def facts(paths: List[str] = typer.Argument(..., help="Python files or directori
 
 
 @app.command()
-def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qname(E, "torch.nn.Linear")\'.'),
+def query(text: Optional[str] = typer.Argument(None, help='A Datalog rule body, e.g. \'qname(E, "torch.nn.Linear")\'.'),
+          list_relations: bool = typer.Option(False, "--list-relations",
+                                              help="List the relations a query may name: columns and meaning."),
           facts_dir: Optional[Path] = typer.Option(None, "--facts", help="Fact tables written by `adopter facts`."),
           sources: List[str] = typer.Option([], "--source", help="Or: Python files to extract facts from."),
           fmt: TableFormat = typer.Option(TableFormat.table, "--format"),
@@ -194,6 +196,15 @@ def query(text: str = typer.Argument(..., help='A Datalog rule body, e.g. \'qnam
                                              help="Answer a query whose literals share no variable between groups "
                                                   "(every combination of their answers).")):
     """Answer a Datalog query over facts and every derived relation."""
+    if list_relations:
+        from adopter.api.query import relation_catalogue
+
+        for name, columns, meaning in relation_catalogue():
+            sys.stdout.write(f"{name}\t{columns}\t{meaning}\n")
+        raise typer.Exit(0)
+    if text is None:
+        sys.stderr.write("query: error: give a query (a rule body), or --list-relations\n")
+        raise typer.Exit(2)
     if facts_dir is None and not sources:
         sys.stderr.write("query: error: give --facts DIR (from `adopter facts`) or --source FILE\n")
         raise typer.Exit(2)

@@ -265,3 +265,18 @@ def test_fail_on_match_and_exit_zero_set_the_exit_status_for_ci(tmp_path):
     assert status(str(tmp_path)) == 1                                      # broken.py failed
     assert status(str(tmp_path), "--exit-zero") == 0
     assert status(str(tmp_path), "--exit-zero", "--rules", "nope") == 2    # bad arguments still say so
+
+
+def test_query_lists_the_relations_it_may_name_with_their_columns_and_meaning():
+    out = subprocess.run([sys.executable, "-m", "adopter.cli", "query", "--list-relations"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in out.stdout.splitlines()}
+    assert rows["call/2"] == ["Expr, Callee", "a call expression"]                 # the extractor's
+    assert rows["qname/2"][0] == "Expr, QName" and rows["qname/2"][1]              # an analysis's, with its meaning
+    from adopter.datalog.engine import known_relations
+    from adopter.api.query import _PROGRAMS
+    known = known_relations(_PROGRAMS)
+    assert all(int(key.split("/")[1]) in known[key.split("/")[0]] for key in rows)  # every one can be queried
+    missing = subprocess.run([sys.executable, "-m", "adopter.cli", "query"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "give a query" in missing.stderr
