@@ -155,9 +155,10 @@ def extract_text(text: str, path: Path, module: str | None = None) -> tuple[File
         return None, Diagnostic(str(path), None, None, f"cannot parse: {error}")
 
 
-def facts_of_file(path: Path, module: str | None = None) -> tuple[FileFacts | None, Diagnostic | None]:
+def facts_of_file(path: Path | str, module: str | None = None) -> tuple[FileFacts | None, Diagnostic | None]:
     """Read, decode and extract one file (as the module `module`, default `module_name(path)`);
     a diagnostic says why not (or warns, with facts)."""
+    path = Path(path)
     data, problem = read_bytes(path)
     if problem:
         return None, problem

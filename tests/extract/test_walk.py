@@ -69,3 +69,10 @@ def test_the_cli_takes_exclude_and_no_ignore(tree):
     assert scan("--no-ignore") == ["build/gen.py", "pkg/a.py"]
     assert scan("--exclude", "*.py", warning=".: warning: every Python file in it is left out (--exclude, .gitignore, "
                                              "environments; --no-ignore scans what is ignored)\n") == []
+
+
+def test_the_file_api_takes_a_str_or_a_path(tree):
+    from pathlib import Path
+    from adopter.extract.sources import facts_of_file
+    (by_str, problem), (by_path, _) = facts_of_file("pkg/a.py"), facts_of_file(Path("pkg/a.py"))
+    assert problem is None and by_str.rows == by_path.rows and by_str.count() > 0
