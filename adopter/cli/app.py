@@ -21,7 +21,7 @@ from adopter.api.scan import scan as run_scan
 from adopter.api.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, UnreadableFile, structures as find_structures
 from adopter.records import AdopterError, Diagnostic, display_path
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=True, no_args_is_help=True,
                   help="Find where faster DL kernels apply in PyTorch model code, from source.")
 
 

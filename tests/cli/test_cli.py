@@ -280,3 +280,15 @@ def test_query_lists_the_relations_it_may_name_with_their_columns_and_meaning():
     assert all(int(key.split("/")[1]) in known[key.split("/")[0]] for key in rows)  # every one can be queried
     missing = subprocess.run([sys.executable, "-m", "adopter.cli", "query"], capture_output=True, text=True)
     assert missing.returncode == 2 and "give a query" in missing.stderr
+
+
+def test_the_shell_completes_commands_and_options():
+    # as bash's completion function (adopter --show-completion bash) asks the installed command
+    def complete(words):
+        env = dict(os.environ, _ADOPTER_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(len(words.split()) - 1))
+        from pathlib import Path
+        command = Path(sys.executable).parent / "adopter"  # the console script: completion keys on its name
+        return subprocess.run([str(command)], capture_output=True, text=True, env=env).stdout.split()
+
+    assert complete("adopter sc") == ["scan"]
+    assert {"--exclude", "--explain", "--exit-zero"} <= set(complete("adopter scan --ex"))
