@@ -94,6 +94,7 @@ MODULE_MAP = typer.Option(None, "--module-map", metavar="FILE.tsv", dir_okay=Fal
                                "files relative to its folder.")
 
 
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary lines (diagnostics still).")
 EXCLUDE = typer.Option([], "--exclude", metavar="PATTERN",
                        help="Leave out the files and folders under a folder argument that PATTERN matches "
                             "(.gitignore syntax, relative to the folder argument; may be repeated).")
@@ -272,6 +273,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
                                             "(a CI gate: the matches a suppression keeps out do not count)."),
          exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even where a file failed "
                                         "(still 2 for bad arguments)."),
+         quiet: bool = QUIET,
          module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
          file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Find every place a rule matches; one record per location. A match whose first line holds
@@ -281,7 +283,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     cache_dir = None if no_cache else CACHE_DIR
     settings = _Settings(paths, rules, exclude, no_ignore, module_root, module_map, cache_dir)
     chosen = settings.rules
-    result = run_scan(paths, chosen, jobs=jobs, progress=_progress("scan"), cache_dir=cache_dir,
+    result = run_scan(paths, chosen, jobs=jobs, progress=None if quiet else _progress("scan"), cache_dir=cache_dir,
                       limits=_limits(file_timeout, file_memory), explain=explain, modules=settings.modules,
                       selection=settings.selection, drop=settings.drop)
     for diagnostic in result.diagnostics:
@@ -301,7 +303,7 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
             _fail_write(output, error)
     else:
         sys.stdout.write(text)
-    if sys.stderr.isatty() or output is not None:
+    if (sys.stderr.isatty() or output is not None) and not quiet:
         misses = f", {len(result.near_misses)} near misses" if explain else ""
         ignored = f", {len(result.ignored)} ignored" if result.ignored else ""
         sys.stderr.write(f"{len(result.matches)} matches{misses}{ignored} in {len(result.files)} files, "
@@ -329,7 +331,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
           save_original_names: bool = typer.Option(False, "--save-original-names",
                                                    help="Where a kernel renames parameters, also save them under "
                                                         "their original names (checkpoints the unpatched model reads)."),
-          exclude: List[str] = EXCLUDE, no_ignore: bool = NO_IGNORE,
+          exclude: List[str] = EXCLUDE, no_ignore: bool = NO_IGNORE, quiet: bool = QUIET,
           module_root: List[Path] = MODULE_ROOT, module_map: Optional[Path] = MODULE_MAP,
           file_timeout: float = FILE_TIMEOUT, file_memory: int = FILE_MEMORY):
     """Rewrite the matches to use the rules' kernels. Writes nothing unless asked."""
@@ -343,7 +345,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     kernels = kernels or settings.config.kernels or "default"
     if kernels not in KERNEL_SETS:
         _fail(AdopterError(Diagnostic("apply", None, None, f"unknown kernel set {kernels!r}: one of {', '.join(KERNEL_SETS)}")))
-    report = plan_patches(paths, settings.rules, jobs=jobs, progress=_progress("patch"), cache_dir=cache_dir,
+    report = plan_patches(paths, settings.rules, jobs=jobs, progress=None if quiet else _progress("patch"),
+                          cache_dir=cache_dir,
                           kernels=kernels, save_original_names=save_original_names,
                           limits=_limits(file_timeout, file_memory), modules=settings.modules,
                           selection=settings.selection, drop=settings.drop)
@@ -353,9 +356,9 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     for match, reason in report.refused:
         if reason.startswith(LEFT_OUT):  # one line per rule below, not one per match
             left_out[(match.rule, reason)] = left_out.get((match.rule, reason), 0) + 1
-        else:
+        elif not quiet:
             sys.stderr.write(f"{display_path(match.file)}:{match.line}: {match.rule}: not rewritten: {reason}\n")
-    for (rule, reason), count in sorted(left_out.items()):
+    for (rule, reason), count in sorted(left_out.items()) if not quiet else ():
         sys.stderr.write(f"{rule}: {count} matches not rewritten, {reason} (`--kernels torch` rewrites them)\n")
     written = write_patches(report, paths, write=write, out=out, patches=patches, backup=backup,
                             show_diff=sys.stdout.write if diff else None, copy_all=copy_all)
@@ -367,8 +370,9 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
             sys.stderr.write(f"  {display_path(name)}\n")
         raise typer.Exit(130)
     changed = sum(1 for p in report.patches if p.changed)
-    sys.stderr.write(f"{report.applied} patches in {changed} files, {len(report.refused)} matches not rewritten, "
-                     f"{report.failed + len(written.failures)} files failed\n")
+    if not quiet:
+        sys.stderr.write(f"{report.applied} patches in {changed} files, {len(report.refused)} matches not rewritten, "
+                         f"{report.failed + len(written.failures)} files failed\n")
     raise typer.Exit(1 if report.failed or written.failures else 0)
 
 

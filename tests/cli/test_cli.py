@@ -292,3 +292,16 @@ def test_the_shell_completes_commands_and_options():
 
     assert complete("adopter sc") == ["scan"]
     assert {"--exclude", "--explain", "--exit-zero"} <= set(complete("adopter scan --ex"))
+
+
+def test_quiet_leaves_only_the_report_and_the_diagnostics(tmp_path):
+    (tmp_path / "m.py").write_text(GOOD)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    cli = [sys.executable, "-m", "adopter.cli"]
+    scanned = subprocess.run([*cli, "scan", str(tmp_path), "--rules", "softmax", "--no-cache", "-q",
+                              "-o", str(tmp_path / "out.txt")], capture_output=True, text=True)
+    assert scanned.returncode == 1 and (tmp_path / "out.txt").read_text()
+    assert [line.split(": ")[1] for line in scanned.stderr.splitlines()] == ["error"]  # broken.py's, no summary
+    applied = subprocess.run([*cli, "apply", str(tmp_path / "m.py"), "--rules", "softmax", "--diff", "-q",
+                              "--no-cache"], capture_output=True, text=True)
+    assert applied.returncode == 0 and applied.stderr == "" and applied.stdout == ""
