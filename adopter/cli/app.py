@@ -408,6 +408,25 @@ def run(ctx: typer.Context,
             sys.stderr.write(f"adopter: {name}: not imported, or nothing to rewrite in it\n")
 
 
+@app.command("test")
+def test_rules(paths: List[str] = typer.Argument(..., help="Rule files (.adopt) or folders of them.")):
+    """Check each rule's fixture (`<id>.py` beside `<id>.adopt`) against its `# match: <id>`,
+    `# no-match: <id>` and `# todo-match: <id>` annotations, as `semgrep --test` does (docs/dsl.md)."""
+    from adopter.api.fixtures import check_rules
+
+    try:
+        results = check_rules(paths)
+    except AdopterError as error:
+        _fail(error)
+    for result in results:
+        for failure in result.failures:
+            _report(failure)
+    failed = [r for r in results if not r.passed]
+    sys.stderr.write(f"{len(results)} rules, {sum(r.checked for r in results)} annotations: "
+                     f"{len(results) - len(failed)} passed, {len(failed)} failed\n")
+    raise typer.Exit(1 if failed else 0)
+
+
 rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 

@@ -1,44 +1,20 @@
-"""Every rule's annotated fixture holds, both ways (STYLE.md: Semgrep-style annotations).
-
-`# match: <id>` on the line before an anchor: the rule must report that line (two
-annotations: two calls on that line, both reported).
-`# no-match: <id>`: it must not. `# todo-match: <id>`: a known miss: counted, and failing
-once it is found (to be promoted to `# match`). Every reported line must carry a
-`# match` annotation.
+"""Every rule's annotated fixture holds, both ways (STYLE.md: Semgrep-style annotations; the
+annotations and their check are adopter/api/fixtures.py's, which `adopter test` runs on users' rules).
 """
 
-import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from adopter.matches.build import scan_facts
-from adopter.extract.sources import facts_of_file
+from adopter.api.fixtures import annotations, check_fixture as check
 from adopter.rules.registry import bundled_rules, load_rules
 
-ANNOTATION = re.compile(r"#\s*(match|no-match|todo-match):\s*([\w,\s]+)$")
 # one fixture per rule, `<id>.py` beside `<id>.adopt`, checked against all the rule's files (its
 # further files `<id>.<shape>.adopt` are other code shapes of the same rule)
 RULE_FILES = [files[0] for files in bundled_rules().values()]
 # more annotated fixtures, beside a rule's own: (fixture, rule id)
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXTRA = [(FIXTURES / "dropout_layernorm_statements.py", "dropout_layernorm")]
-
-
-def annotations(path: Path, rule_id: str) -> dict[str, Counter]:
-    """kind -> the lines (1-based) the annotations point at (the next non-comment line), each
-    as often as it is annotated."""
-    lines = path.read_text().splitlines()
-    found: dict[str, Counter] = {"match": Counter(), "no-match": Counter(), "todo-match": Counter()}
-    for index, text in enumerate(lines):
-        annotation = ANNOTATION.search(text.strip())
-        if annotation and rule_id in {r.strip() for r in annotation.group(2).split(",")}:
-            target = index + 1
-            while lines[target].strip().startswith("#"):
-                target += 1
-            found[annotation.group(1)][target + 1] += 1
-    return found
 
 
 @pytest.mark.parametrize("rule_file", RULE_FILES, ids=[f.stem for f in RULE_FILES])
@@ -54,14 +30,8 @@ def test_more_fixtures_hold_both_ways(fixture, rule_id):
 
 
 def check_fixture(fixture: Path, rules: list) -> None:
-    facts, problem = facts_of_file(fixture)
-    assert problem is None
-    expected = annotations(fixture, rules[0].id)
-    reported = Counter(m.line for m in scan_facts(facts, rules))
-    assert expected["match"] - reported == Counter(), "annotated matches not reported"
-    assert reported.keys() & expected["no-match"].keys() == set(), "reported at a no-match annotation"
-    assert reported.keys() & expected["todo-match"].keys() == set(), "a known miss is found now: promote its `# todo-match` to `# match`"
-    assert reported - expected["match"] == Counter(), "reported without annotation (or more often than annotated)"
+    result = check(fixture, rules)  # (adopter/api/fixtures.py: what `adopter test` runs)
+    assert result.checked and result.passed, [str(f) for f in result.failures]
 
 
 def test_known_misses_are_counted():
