@@ -238,3 +238,57 @@ def relation_catalogue() -> list[tuple[str, str, str]]:
                 documented.setdefault((m.group(1), len(columns)), (", ".join(columns), meaning.strip()))
     return sorted((f"{name}/{arity}", *documented[(name, arity)])
                   for name, arities in known.items() for arity in arities if (name, arity) in documented)
+
+
+def locate_nodes(frame: "pd.DataFrame", all_facts: list[FileFacts]) -> "pd.DataFrame":
+    """Beside each column of node terms (`n(Ctx, Expr)`, and a Sequential layer's `s(...)`,
+    `c(...)`), the line and the source text of the node's expression in its file: `X.line`,
+    `X.text` (an answer is a place in the code, not only the analysis's term for it)."""
+    if frame.empty:
+        return frame
+    spans = {facts.path: {row[0]: row[3:7] for row in facts.rows["expr"]} for facts in all_facts}
+    sources: dict[str, list[bytes] | None] = {}
+    located = frame.copy()
+    for column in [c for c in frame.columns if c != "file"]:
+        exprs = [_node_expr(value) for value in frame[column]]
+        if any(e is None for e in exprs):
+            continue
+        places = [spans.get(path, {}).get(e) for path, e in zip(frame["file"], exprs)]
+        at = located.columns.get_loc(column) + 1
+        located.insert(at, f"{column}.line", [p[0] if p else None for p in places])
+        located.insert(at + 1, f"{column}.text", [_source_text(path, p, sources) if p else None
+                                                  for path, p in zip(frame["file"], places)])
+    return located
+
+
+def _node_expr(value) -> int | None:
+    """The expression id of a node term's text, else None."""
+    if not isinstance(value, str) or not re.match(r"[nsc]\(", value):
+        return None
+    try:
+        term = clingo.parse_term(value)
+    except RuntimeError:
+        return None
+    if term.type == clingo.SymbolType.Function and term.name in ("n", "s", "c") and len(term.arguments) >= 2 \
+            and term.arguments[1].type == clingo.SymbolType.Number:
+        return term.arguments[1].number
+    return None
+
+
+def _source_text(path: str, span: tuple[int, int, int, int], sources: dict) -> str | None:
+    """The source of `span` (lines from 1, columns as UTF-8 byte offsets, as `ast` gives them), on one line."""
+    if path not in sources:
+        from adopter.extract.sources import decode_source, read_bytes
+
+        data, _problem = read_bytes(Path(path))
+        text, _problem = decode_source(data, Path(path)) if data is not None else (None, None)
+        sources[path] = [line.encode("utf-8") for line in text.splitlines()] if text is not None else None
+    lines = sources[path]
+    line, col, end_line, end_col = span
+    if lines is None or end_line > len(lines):
+        return None
+    if line == end_line:
+        piece = lines[line - 1][col:end_col]
+    else:
+        piece = b"\n".join([lines[line - 1][col:], *lines[line:end_line - 1], lines[end_line - 1][:end_col]])
+    return " ".join(piece.decode("utf-8", "replace").split())

@@ -15,7 +15,7 @@ import typer
 from adopter.api import analysis
 from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames, Selection
 from adopter.api.output import render_matches, write_report
-from adopter.api.query import DEFAULT_MEMORY, DEFAULT_TIMEOUT, QueryStopped, read_facts, run_query
+from adopter.api.query import DEFAULT_MEMORY, DEFAULT_TIMEOUT, QueryStopped, locate_nodes, read_facts, run_query
 from adopter.api.rules import list_rules, load_rules, rule_source, rules_markdown
 from adopter.api.scan import scan as run_scan
 from adopter.api.structures import DEFAULT_MAX_GUARDS, SUMMARY_MAX_GUARDS, UnreadableFile, structures as find_structures
@@ -218,7 +218,7 @@ def query(text: Optional[str] = typer.Argument(None, help='A Datalog rule body, 
                 _report(diagnostic)
             failed = result.failed
             all_facts += result.all_facts
-        frame = run_query(all_facts, text, timeout, memory, allow_product)
+        frame = locate_nodes(run_query(all_facts, text, timeout, memory, allow_product), all_facts)
     except QueryStopped as stopped:
         _report(stopped.diagnostic)
         raise typer.Exit(1)
