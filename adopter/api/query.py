@@ -242,11 +242,13 @@ def relation_catalogue() -> list[tuple[str, str, str]]:
 
 def locate_nodes(frame: "pd.DataFrame", all_facts: list[FileFacts]) -> "pd.DataFrame":
     """Beside each column of node terms (`n(Ctx, Expr)`, and a Sequential layer's `s(...)`,
-    `c(...)`), the line and the source text of the node's expression in its file: `X.line`,
-    `X.text` (an answer is a place in the code, not only the analysis's term for it)."""
+    `c(...)`), the line, the function (`Class.method`, or a module-level function's name) and the
+    source text of the node's expression in its file: `X.line`, `X.function`, `X.text` (an answer
+    is a place in the code, not only the analysis's term for it)."""
     if frame.empty:
         return frame
     spans = {facts.path: {row[0]: row[3:7] for row in facts.rows["expr"]} for facts in all_facts}
+    owners = {facts.path: _owners(facts) for facts in all_facts}
     sources: dict[str, list[bytes] | None] = {}
     located = frame.copy()
     for column in [c for c in frame.columns if c != "file"]:
@@ -256,9 +258,20 @@ def locate_nodes(frame: "pd.DataFrame", all_facts: list[FileFacts]) -> "pd.DataF
         places = [spans.get(path, {}).get(e) for path, e in zip(frame["file"], exprs)]
         at = located.columns.get_loc(column) + 1
         located.insert(at, f"{column}.line", [p[0] if p else None for p in places])
-        located.insert(at + 1, f"{column}.text", [_source_text(path, p, sources) if p else None
+        located.insert(at + 1, f"{column}.function", [owners.get(path, {}).get(e) for path, e in zip(frame["file"], exprs)])
+        located.insert(at + 2, f"{column}.text", [_source_text(path, p, sources) if p else None
                                                   for path, p in zip(frame["file"], places)])
     return located
+
+
+def _owners(facts: FileFacts) -> dict[int, str]:
+    """Expression -> the function holding it, as `Class.method` (a method) or `name` (a function)."""
+    classes = {row[0]: row[1] for row in facts.rows["class_def"]}
+    of_class = {row[0]: classes.get(row[1]) for row in facts.rows["function_class"]}
+    functions = {row[0]: (f"{of_class[row[0]]}.{row[1]}" if of_class.get(row[0]) else row[1])
+                 for row in facts.rows["function_def"]}
+    statements = {row[0]: functions.get(row[1]) for row in facts.rows["stmt"]}
+    return {row[0]: statements.get(row[1]) for row in facts.rows["expr"]}
 
 
 def _node_expr(value) -> int | None:

@@ -88,7 +88,7 @@ def test_query_formats(tree):
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["T"] for r in rows] == ["torch.nn.functional.softmax"]
     # a node answer carries where it is: its line and source text in its file
-    assert [(r["X.line"], r["X.text"]) for r in rows] == [(8, "F.softmax(self.lin(x), dim=-1)")]
+    assert [(r["X.line"], r["X.function"], r["X.text"]) for r in rows] == [(8, "M.forward", "F.softmax(self.lin(x), dim=-1)")]
     tsv = run("query", 'qname(E, "torch.nn.Linear")', "--source", tree / "good.py", "--format", "tsv")
     assert tsv.stdout.splitlines()[0] == "file\tE" and len(tsv.stdout.splitlines()) == 2  # (no node column)
 
