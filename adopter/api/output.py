@@ -92,18 +92,20 @@ def sarif(matches: list[Match], rules: list[Rule], diagnostics: list[Diagnostic]
                   "toolExecutionNotifications": [_notification(d) for d in diagnostics]}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
             # (no informationUri: Adopter has no public page; the package page it named does not exist)
-            "runs": [{"tool": {"driver": {"name": "adopter", "version": _version(), "rules": descriptors}},
+            "runs": [{"tool": {"driver": {"name": "adopter", "version": installed_version() or "0+source",
+                                          "rules": descriptors}},
                       "invocations": [invocation],
                       "results": results}]}
 
 
-def _version() -> str:
+def installed_version() -> str | None:
+    """The installed distribution's version (None: run from a checkout that is not installed)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("adopter")
-    except PackageNotFoundError:  # (run from a checkout that is not installed)
-        return "0+source"
+    except PackageNotFoundError:
+        return None
 
 
 def _notification(diagnostic: Diagnostic) -> dict:

@@ -247,14 +247,17 @@ def locate_nodes(frame: "pd.DataFrame", all_facts: list[FileFacts]) -> "pd.DataF
     is a place in the code, not only the analysis's term for it)."""
     if frame.empty:
         return frame
-    spans = {facts.path: {row[0]: row[3:7] for row in facts.rows["expr"]} for facts in all_facts}
-    owners = {facts.path: _owners(facts) for facts in all_facts}
+    spans: dict = {}
+    owners: dict = {}
     sources: dict[str, list[bytes] | None] = {}
     located = frame.copy()
     for column in [c for c in frame.columns if c != "file"]:
         exprs = [_node_expr(value) for value in frame[column]]
         if any(e is None for e in exprs):
             continue
+        if not spans:  # (read from the facts once, and only where a column holds nodes)
+            spans = {facts.path: {row[0]: row[3:7] for row in facts.rows["expr"]} for facts in all_facts}
+            owners = {facts.path: _owners(facts) for facts in all_facts}
         places = [spans.get(path, {}).get(e) for path, e in zip(frame["file"], exprs)]
         at = located.columns.get_loc(column) + 1
         located.insert(at, f"{column}.line", [p[0] if p else None for p in places])

@@ -41,7 +41,9 @@ def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
     results, run_problems = run_files(files, request, jobs=jobs, progress=progress, limits=limits, modules=modules)
     if drop is not None:
         for result in results:
+            kept = []
+            for match in result.matches or ():
+                (result.ignored if drop(match) else kept).append(match)
             if result.matches:
-                result.ignored += [m for m in result.matches if drop(m)]
-                result.matches = [m for m in result.matches if not drop(m)]
+                result.matches = kept
     return ScanResult(results, problems + run_problems, time.perf_counter() - start)

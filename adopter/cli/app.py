@@ -14,7 +14,7 @@ import typer
 
 from adopter.api import analysis
 from adopter.api.options import DEFAULT_CACHE as CACHE_DIR, Limits, ModuleNames, Selection
-from adopter.api.output import render_matches, write_report
+from adopter.api.output import installed_version, render_matches, write_report
 from adopter.api.query import DEFAULT_MEMORY, DEFAULT_TIMEOUT, QueryStopped, locate_nodes, read_facts, run_query
 from adopter.api.rules import list_rules, load_rules, rule_source, rules_markdown
 from adopter.api.scan import scan as run_scan
@@ -27,12 +27,8 @@ app = typer.Typer(add_completion=True, no_args_is_help=True,
 
 def _print_version(asked: bool) -> None:
     if asked:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            sys.stdout.write(f"adopter {version('adopter')}\n")
-        except PackageNotFoundError:  # (run from a checkout that is not installed)
-            sys.stdout.write("adopter (not installed: run from its source)\n")
+        version = installed_version()
+        sys.stdout.write(f"adopter {version}\n" if version else "adopter (not installed: run from its source)\n")
         raise typer.Exit(0)
 
 

@@ -11,6 +11,7 @@ diagnostic and the others go on. Small files go to clingo several at a time
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,10 +218,13 @@ def _finish(pending: _Pending, solved: dict, cache: ResultCache) -> FileAnalysis
     return result
 
 
+_MAY_SUPPRESS = re.compile(rb"adopter:", re.IGNORECASE)  # (a search, not a lowered copy of every file)
+
+
 def _suppress(result: FileAnalysis, data: bytes) -> None:
     """Keep the matches and near misses a `# adopter: ignore` names out (after the cache: the
     comments are part of the bytes the cache keys by), and note the ignores that named none."""
-    if b"adopter:" not in data.lower():
+    if _MAY_SUPPRESS.search(data) is None:
         return
     text, _problem = decode_source(data, Path(result.path))
     suppressed = suppressions(text or "")

@@ -288,13 +288,11 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     lines = []
     # pattern_edge(Rule, I, J): node J reads node I's output (the values the fusion hides); a
     # read of parts of it (`$p[:half]`, `$p[::2]`) is not one: the code takes them, and they stay
+    # pattern_reach_edge(Rule, I, J): ... through element-wise steps (`~$s`), which are the pattern's own
     for info in variables.values():
         if info.producer is not None:
             lines += [f"pattern_edge({name}, {info.producer}, {i})."
                       for i in sorted({i for i, item in info.uses if item.arg.part is None})]
-    # pattern_reach_edge(Rule, I, J): ... through element-wise steps (`~$s`), which are the pattern's own
-    for info in variables.values():
-        if info.producer is not None:
             lines += [f"pattern_reach_edge({name}, {info.producer}, {i})."
                       for i in sorted({i for i, item in info.uses if item.arg.reached})]
     lines += sorted({f"wrap_asked({q(t)})." for node in init if node.wrapped for t in node.callees})
