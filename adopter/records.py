@@ -91,6 +91,21 @@ class NodeSite:
                 "built": self.built}
 
 
+@dataclass(frozen=True)
+class LentCtor:
+    """A construction one file of a project lends the files whose classes subclass its class
+    (adopter/matches/project.py): every instance of class `qname` has `self.<attr>`, which the
+    call at `span` of `file` (in `function` of `class_`) may build as a `type`."""
+    qname: str
+    attr: str
+    type: str
+    file: str
+    span: Span
+    stmt: Span
+    function: str
+    class_: str
+
+
 @dataclass
 class CtorSite:
     """Where a constructor a match binds in `__init__` is, and what else uses its module."""
@@ -108,10 +123,14 @@ class CtorSite:
     # built by a function or method that returns it (`self.conv = self._make_conv()`): found,
     # never edited, as the rewriter edits only constructions assigned in the class's methods
     returned: bool = False
+    # the file it is in, where that is another file of the project than the match's (a base
+    # class's `__init__` there built it); in the JSON output when set
+    file: str = ""
 
     def to_json(self) -> dict:
-        return {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,
-                "var": self.var, "object": self.object, "sequential": self.sequential, "other_uses": self.other_uses}
+        out = {"span": self.span, "stmt": self.stmt, "function": self.function, "class": self.class_,
+               "var": self.var, "object": self.object, "sequential": self.sequential, "other_uses": self.other_uses}
+        return {**out, "file": self.file} if self.file else out
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ truth written by reading it (evaluation/groundtruth/dev/locations.tsv), over eve
 A location is (corpus, path, family, line): a rule's matches count for the family its id
 names (`FAMILY_OF_RULE`), at the line of the match, which each family's rules put at the ground
 truth's anchor (or, for `ANCHORED_AT_FIRST_NODE`, at the line of the rule's first forward node). Rows that need another file of the project (`needs` =
-`project`, the whole-project issue) are counted apart, not scored. Writes
+`project`) are scored apart, in the summary's `project` row: how many of them the
+whole-project analysis finds (a match there is never a false positive of its family). Writes
 build/eval-dev/matches.jsonl, summary.tsv and differences.tsv, and prints the summary.
 """
 
@@ -70,6 +71,14 @@ def score(found: pd.DataFrame, truth: pd.DataFrame):
     return table, differing, ahead, other
 
 
+def project_row(project: pd.DataFrame, ahead: pd.DataFrame) -> pd.DataFrame:
+    """The summary's row of the locations that need other files of their project."""
+    found = len(ahead.drop_duplicates())
+    return pd.DataFrame([{"rule": "project", "corpus": "all", "gt": len(project), "tp": found, "fp": 0,
+                          "fn": len(project) - found, "precision": 1.0,
+                          "recall": round(found / len(project), 4) if len(project) else 1.0}])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", type=Path, default=Path("dev_models"))
@@ -84,13 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     truth = pd.read_csv(GROUNDTRUTH, sep="\t", dtype={"line": int}, keep_default_na=False)
     project = truth[truth["needs"] == "project"]
     table, differing, ahead, other = score(by_family(found_locations(matches, args.corpora, anchor_line)), truth)
+    table = pd.concat([table, project_row(project, ahead)], ignore_index=True)
     atomic_write_text(args.out / "summary.tsv", table.to_csv(sep="\t", index=False))
     atomic_write_text(args.out / "differences.tsv", differing.to_csv(sep="\t", index=False))
     print(f"Development corpus, against {GROUNDTRUTH.name}, every spelling ({args.out}/summary.tsv):")
     print(table.to_string(index=False))
     print(f"\n{len(differing)} differing locations in {args.out}/differences.tsv")
     if len(project):
-        print(f"{len(project)} locations need other files of their project (whole-project analysis), not scored: "
+        print(f"{len(project)} locations need other files of their project (whole-project analysis; the `project` row): "
               + ", ".join(f"{family} {n}" for family, n in project["family"].value_counts().sort_index().items())
               + f"; {len(ahead)} of them found")
     for rule, count in other["rule"].value_counts().sort_index().items():

@@ -9,7 +9,8 @@ from typing import Callable, Iterable
 from adopter.api.run_report import RunReport
 from adopter.extract.sources import ModuleNames, expand_paths
 from adopter.extract.walk import Selection
-from adopter.matches.pipeline import Request, run_files
+from adopter.matches.pipeline import Request
+from adopter.matches.project import run_project
 from adopter.records import Match
 from adopter.rules.model import Rule
 from adopter.support.cache import DEFAULT_DIR as DEFAULT_CACHE, ResultCache
@@ -38,7 +39,8 @@ def scan(paths: list[str], rules: list[Rule], jobs: int | None = None,
     files, problems = expand_paths(paths, selection)
     request = Request.of(rules, want_summary=False, want_facts=False, cache=ResultCache(cache_dir), variant=variant,
                          layout=layout, explain=explain)
-    results, run_problems = run_files(files, request, jobs=jobs, progress=progress, limits=limits, modules=modules)
+    # (the files as one project: a class another file subclasses lends it its layers)
+    results, run_problems = run_project(files, request, jobs=jobs, progress=progress, limits=limits, modules=modules)
     if drop is not None:
         for result in results:
             kept = []

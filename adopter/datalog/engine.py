@@ -248,7 +248,8 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str],
 # input relation that says a file has one: a part is grounded only for such a file. Every
 # rule costs every file's grounding, for each of its body literals, even when nothing
 # matches it.
-CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled"}
+CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled",
+                   "imported": "import_attr"}
 
 
 def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple]:

@@ -16,6 +16,7 @@ from adopter.extract.axis_patterns import axis_rows
 from adopter.extract.coverage import MODELLED_TYPES
 from adopter.extract.mentions import quiet_runs
 from adopter.extract.schema import RELATIONS
+from adopter.records import LentCtor
 
 _OPS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.FloorDiv: "//",
@@ -43,6 +44,9 @@ class FileFacts:
 
     path: str
     rows: dict[str, list[tuple]] = field(default_factory=lambda: {name: [] for name in RELATIONS})
+    # the constructions other files of the project lend this one, by their `import_attr` id
+    # (negative): where they are, for the records (adopter/matches/project.py)
+    lent: dict[int, LentCtor] = field(default_factory=dict)
 
     def count(self) -> int:
         return sum(len(r) for r in self.rows.values())

@@ -81,7 +81,15 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "scope_param": (("scope", "name"), "a parameter of a nested function or lambda"),
     "nested_function": (("function", "stmt"),
                         "a function defined by a def statement inside another function: its body is emitted twice, as names of the nested scope `stmt` and as a function of its own"),
+    # the project: not from the file's source but from the analyses of the run's other files
+    # (adopter/matches/project.py); the extractor leaves it empty
+    "import_attr": (("ctor", "qname", "attr", "type"),
+                    "every instance of class `qname`, which another file of the project defines, has `self.attr`, which construction `ctor` (a negative id: its place is in that file) may have built as a `type`"),
 }
+
+
+# Relations the extractor leaves empty: the run fills them from other files' analyses
+NOT_EXTRACTED = frozenset({"import_attr"})
 
 
 # Columns holding integers (ids, positions, indexes); every other column is text.
@@ -89,14 +97,14 @@ INT_COLUMNS = frozenset({
     "stmt", "class", "function", "exit", "index", "line", "col", "end_line", "end_col", "base",
     "parent", "source", "target", "test", "iter", "context", "value", "expr", "callee", "call",
     "arg", "left", "right", "operand", "body", "orelse", "elem", "key", "elt", "subject", "scope", "bound",
-    "dim", "member",
+    "dim", "member", "ctor",
 })
 
 
 # Text columns that may hold any character (source text, literals, names built from file
 # paths); every other text column holds an identifier or a fixed word, which never needs
 # escaping in clingo's string syntax.
-FREE_TEXT_COLUMNS = frozenset({"repr", "text", "module", "qname"})
+FREE_TEXT_COLUMNS = frozenset({"repr", "text", "module", "qname", "type"})
 # ... and where they sit in each relation's rows (fact terms and fact tables quote only these)
 FREE_TEXT_POSITIONS = {relation: tuple(i for i, c in enumerate(cols) if c in FREE_TEXT_COLUMNS)
                        for relation, (cols, _) in RELATIONS.items()}

@@ -8,11 +8,12 @@ is reported once.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from functools import cached_property
 
 import clingo
 
-from adopter.records import (LOCALS, MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, Literal, Match, NearMiss,
+from adopter.records import (LOCALS, MODULE_LEVEL, CtorSite, Diagnostic, FusedBranch, FusedConflict, Layout, LentCtor, Literal, Match, NearMiss,
                               NodeSite, UnstableName)
 from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.coverage import category
@@ -34,6 +35,7 @@ class _Positions:
 
     def __init__(self, facts: FileFacts):
         self._rows = facts.rows
+        self._lent = facts.lent  # (a negative id: a construction in another file of the project)
 
     @cached_property
     def expr(self) -> dict[int, tuple]:
@@ -65,15 +67,24 @@ class _Positions:
         return {function: self.stmt_function[stmt] for function, stmt in self._rows["nested_function"]}
 
     def span(self, expr: int) -> tuple[int, int, int, int]:
+        if expr < 0:
+            return tuple(self._lent[expr].span)
         row = self.expr[expr]
         return row[3], row[4], row[5], row[6]
 
     def site(self, expr: int) -> dict:
         """Where an expression is, for the rewriter: its span, its statement's span, its function."""
+        if expr < 0:
+            lent = self._lent[expr]
+            return {"span": list(lent.span), "stmt": list(lent.stmt), "function": lent.function, "class_": lent.class_}
         row = self.expr[expr]
         cls, function = self.owner(expr)
         return {"span": list(row[3:7]), "stmt": list(self.stmt_span.get(row[1], (0, 0, 0, 0))),
                 "function": function, "class_": cls}
+
+    def file(self, expr: int) -> str:
+        """The other file of the project an expression is in ("": this one)."""
+        return self._lent[expr].file if expr < 0 else ""
 
     def owner(self, expr: int) -> tuple[str, str]:
         """(class, function) holding the expression."""
@@ -193,6 +204,25 @@ def _node_reports(model) -> tuple[dict, tuple[dict, dict], dict, dict, dict, dic
     for x, c in model.get("report_node_ctor"):
         built_by.setdefault(x, set()).add(c.number)
     return site, (seq_ctor, builders), outs, inputs, objects, spelled, built_by
+
+
+# what the whole-project analysis reads back of every file (project/exports.lp)
+PROJECT = {"export_attr", "import_wanted"}
+
+
+def lends_from_model(model, facts: FileFacts) -> tuple[list[LentCtor], list[str]]:
+    """What a file lends the other files of its project (each class's attributes and the
+    constructions that may build them, also those lent to it in turn), and the classes it
+    names as bases and does not define (which another file may lend it)."""
+    pos = _Positions(facts)
+    lends = {}
+    for qname, attr, kind, ctor in model.get("export_attr"):
+        if ctor.number < 0:  # lent to this file: passed on, as the attribute of this class
+            lent = replace(facts.lent[ctor.number], qname=qname.string, attr=attr.string)
+        else:
+            lent = LentCtor(qname.string, attr.string, kind.string, facts.path, **pos.site(ctor.number))
+        lends[lent.qname, lent.attr, lent.type, lent.file, *lent.span] = lent
+    return [lends[key] for key in sorted(lends)], sorted({q.string for (q,) in model.get("import_wanted")})
 
 
 def near_misses_from_model(model, facts: FileFacts, rules: list[Rule], matches: list[Match]) -> list[NearMiss]:
@@ -322,7 +352,7 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_places, outs, inputs, 
     # (a node the rewrite keeps, read only through halves, is not where the fusion is)
     kept = rule.kept_nodes
     # (a node that runs in a helper is reported at the call of it in the last node's function)
-    first = ctors[0] if rule.anchor == "init" else next(lifted.get(n, a) for i, (n, a) in enumerate(zip(nodes, anchors))
+    first = ctors[0] if rule.anchor == "init" and ctors[0] >= 0 else next(lifted.get(n, a) for i, (n, a) in enumerate(zip(nodes, anchors))
                                                           if i not in kept)
     line, col, _, _ = pos.span(first)
     cls, function = pos.owner(first)
@@ -344,12 +374,12 @@ def _build_match(rule, path, pos, nodes, ctors, site, seq_places, outs, inputs, 
     node_sites = [NodeSite(**pos.site(a), var=p.output, sequential=n in seq_ctor, spelling=spelled.get(n, ("", ""))[0],
                            form=spelled.get(n, ("", ""))[1], built=sorted(list(pos.span(c)) for c in built_by.get(n, ())))
                   for n, a, p in zip(nodes, anchors, rule.forward_source)]
-    ctor_sites = [CtorSite(**pos.site(c), var=p.output, object=bindings[p.output],
+    ctor_sites = [CtorSite(**pos.site(c), file=pos.file(c), var=p.output, object=bindings[p.output],
                            sequential=objects.get(c) is not None and objects[c].name == "seq",
                            other_uses=[list(use) for use in sorted(pos.span(e)[:2] for e in others)])
                   for c, p, others in zip(ctors, rule.init_source, uses, strict=True)]
     return Match(rule=rule.id, shape=rule.shape, file=path, line=line, end_line=end_line, function=function,
-                 init_lines=sorted({pos.span(c)[0] for c in ctors}), bindings=bindings,
+                 init_lines=sorted({pos.span(c)[0] for c in ctors if c >= 0}), bindings=bindings,
                  path=[Literal(text, holds) for text, holds in path_lits], path_truncated=any(n in cut for n in nodes),
                  col=col, end_col=end_col, class_=cls, nodes=node_sites, ctors=ctor_sites)
 

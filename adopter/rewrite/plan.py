@@ -134,6 +134,10 @@ def check_rewritable(match: Match, rule: Rule, kernels: str = PAPER) -> None:
     if nested:
         raise Unsafe(f"the match is in `{nested[0]}`, a function defined inside another; "
                      "such matches are found, not rewritten")
+    elsewhere = [site for site in match.ctors if site.file]
+    if elsewhere:
+        raise Unsafe(f"{elsewhere[0].object} is built in {elsewhere[0].file} at line {elsewhere[0].span[0]}, "
+                     "another file of the project; a rewrite that spans files is not made yet: found, not rewritten")
     chosen = [site for site in match.ctors if site.chosen]
     if chosen:
         raise Unsafe(f"{chosen[0].object} is built at line {chosen[0].span[0]} from a class chosen at run time; "

@@ -12,12 +12,14 @@ from adopter.matches.build import rules_program
 from adopter.matches.structures import forward_structure_parts
 from adopter.rules.registry import load_rules
 
-# a file with every construct part (walrus, match, global) and the zoo's kinds of code
+# a file with every construct part (walrus, match, global; the lent construction added below) and the zoo's kinds of code
 STATEMENTS = ROOT / "tests" / "fixtures" / "dropout_layernorm_statements.py"
 
 
 def _warnings(variant: str, source: str, path: str, programs=(MAIN_PROGRAM, *MATCH_PROGRAMS)) -> list[str]:
     facts = extract_source(source, path)
+    # (a construction another file of the project lends: adopter/matches/project.py)
+    facts.rows["import_attr"] = [(-1, "pkg.layers.Block", "norm", "torch.nn.LayerNorm")]
     text = rules_program(load_rules(cache_dir=None)) if MATCH_PROGRAMS[0] in programs else ""
     terms = engine.fact_terms(facts, engine.relations_read(programs, text))
     # (every construct part these programs read is grounded: the file has each construct)
