@@ -367,10 +367,13 @@ def run_files(files: list[Path], request: Request, jobs: int | None = None,
     todo = [(i, task) for i, task in zip(order, tasks) if hits.get(i) is None]
     failed_batches: list[tuple] = []
     if todo and (limits or jobs > 1 and len(todo) > 1):
-        # every fork starts from a control with the programs already loaded (for a file that
-        # misses all it asks for, as in a cold run; another file loads its own)
-        prepare(*_programs(program, rules is not None))
         units = _units([task for _, task in todo], rules is not None or request.want_summary)
+        # every fork starts from a control with the programs already loaded (for a file that
+        # misses all it asks for, as in a cold run; another file loads its own); for one fork,
+        # loading them there costs less than here, where reading which relations they define
+        # comes on top (a rescan after one file changed: 0.66 s against 0.87 s on the zoo)
+        if len(units) > 1:
+            prepare(*_programs(program, rules is not None))
         if any(len(unit) > 1 for unit in units):  # its text now, once; each batch's fork loads it
             batch.program(*_programs(program, rules is not None))
         computed = _forked([task for _, task in todo], units, min(jobs, len(units)), limits, failed_batches)
