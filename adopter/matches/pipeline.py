@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,13 +226,15 @@ def _finish(pending: _Pending, solved: dict, cache: ResultCache) -> FileAnalysis
     return result
 
 
-_MAY_SUPPRESS = re.compile(rb"adopter:", re.IGNORECASE)  # (a search, not a lowered copy of every file)
+# (a lowered copy and a plain search: a case-blind regex scans bytes eight times slower, 87
+# against 10 ms over the zoo, a sixth of a warm scan)
+_MAY_SUPPRESS = b"adopter:"
 
 
 def _suppress(result: FileAnalysis, data: bytes) -> None:
     """Keep the matches and near misses a `# adopter: ignore` names out (after the cache: the
     comments are part of the bytes the cache keys by), and note the ignores that named none."""
-    if _MAY_SUPPRESS.search(data) is None:
+    if data.lower().find(_MAY_SUPPRESS) < 0:
         return
     text, _problem = decode_source(data, Path(result.path))
     suppressed = suppressions(text or "")

@@ -16,7 +16,7 @@ from typing import Callable
 import libcst as cst
 
 from adopter.catalogue import Signature, call_signature, constructors
-from adopter.rewrite.spans import Unsafe
+from adopter.rewrite.unsafe import Unsafe
 
 _EMPTY = cst.Module(body=[])
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from adopter.records import Literal
 from adopter.rewrite.adapters import code
-from adopter.rewrite.spans import Unsafe
+from adopter.rewrite.unsafe import Unsafe
 
 
 def text(lit: Literal) -> str:

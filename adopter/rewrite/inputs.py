@@ -8,7 +8,7 @@ import libcst as cst
 
 from adopter.records import NodeSite
 from adopter.rewrite.adapters import code
-from adopter.rewrite.spans import Unsafe
+from adopter.rewrite.unsafe import Unsafe
 from adopter.rules.model import Input, PatternNode
 from adopter.catalogue import input_keywords
 

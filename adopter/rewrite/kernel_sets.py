@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adopter.rewrite.spans import Unsafe
+from adopter.rewrite.unsafe import Unsafe
 
 PAPER = "paper"
 TORCH = "torch"

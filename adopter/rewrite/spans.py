@@ -14,6 +14,8 @@ from typing import Callable, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from adopter.rewrite.unsafe import Unsafe
+
 NodeKey = tuple[str, int, int, int, int]  # CST node type, start line, start col, end line, end col
 EditFn = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
 
@@ -21,10 +23,6 @@ EditFn = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.Fla
 def inside(inner, outer) -> bool:
     """Whether span `inner` lies strictly inside span `outer` (line, col, end_line, end_col)."""
     return tuple(outer[:2]) <= tuple(inner[:2]) and tuple(inner[2:]) <= tuple(outer[2:]) and inner != outer
-
-
-class Unsafe(Exception):
-    """The rewriter cannot transform a match safely; the reason is the message."""
 
 
 # Why a match that overlaps a guarded rewrite's kept original is not rewritten, on every pass.
