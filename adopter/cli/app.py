@@ -423,6 +423,19 @@ def test_rules(paths: List[str] = typer.Argument(..., help="Rule files (.adopt) 
     raise typer.Exit(1 if failed else 0)
 
 
+@app.command()
+def lsp():
+    """Serve the Language Server Protocol over stdio, for an editor: diagnostics for the matches
+    and near misses of each open file as you edit, the rule's header on hover, and a quick fix
+    that rewrites a match (needs `pip install 'adopter[lsp]'`)."""
+    try:
+        from adopter.lsp.server import main as serve
+    except ImportError as error:
+        _fail(AdopterError(Diagnostic("adopter lsp", None, None, f"the language server needs pygls ({error.name} is not "
+                                      "installed): pip install 'adopter[lsp]'")))
+    serve()
+
+
 rules_app = typer.Typer(help="List and show rules.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 

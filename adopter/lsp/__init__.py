@@ -1,0 +1,1 @@
+"""`adopter lsp`: a language server (pygls) over adopter.api.editor."""
