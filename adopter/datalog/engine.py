@@ -249,7 +249,7 @@ def _loaded(programs: Sequence[Path], text: str, relations: Iterable[str],
 # rule costs every file's grounding, for each of its body literals, even when nothing
 # matches it.
 CONSTRUCT_PARTS = {"walrus": "named_expr", "match": "match_subject", "unmodelled": "unmodelled",
-                   "imported": "import_attr"}
+                   "imported": "import_attr", "entries": "used_elsewhere"}
 
 
 def atom_rows(control: clingo.Control, name: str, arity: int) -> list[tuple]:

@@ -85,11 +85,12 @@ RELATIONS: dict[str, tuple[tuple[str, ...], str]] = {
     # (adopter/matches/project.py); the extractor leaves it empty
     "import_attr": (("ctor", "qname", "attr", "type"),
                     "every instance of class `qname`, which another file of the project defines, has `self.attr`, which construction `ctor` (a negative id: its place is in that file) may have built as a `type`"),
+    "used_elsewhere": (("qname",), "another file of the project imports `qname`, a module-level function of this file or a table of them"),
 }
 
 
 # Relations the extractor leaves empty: the run fills them from other files' analyses
-NOT_EXTRACTED = frozenset({"import_attr"})
+NOT_EXTRACTED = frozenset({"import_attr", "used_elsewhere"})
 
 
 # Columns holding integers (ids, positions, indexes); every other column is text.

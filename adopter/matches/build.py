@@ -206,14 +206,21 @@ def _node_reports(model) -> tuple[dict, tuple[dict, dict], dict, dict, dict, dic
     return site, (seq_ctor, builders), outs, inputs, objects, spelled, built_by
 
 
-# what the whole-project analysis reads back of every file (project/exports.lp)
-PROJECT = {"export_attr", "import_wanted"}
+# what the whole-project analysis reads back of every file (project/exports.lp, project/entries.lp)
+PROJECT = {"export_attr", "import_wanted", "import_name", "entry_candidate"}
 
 
-def lends_from_model(model, facts: FileFacts) -> tuple[list[LentCtor], list[str]]:
-    """What a file lends the other files of its project (each class's attributes and the
-    constructions that may build them, also those lent to it in turn), and the classes it
-    names as bases and does not define (which another file may lend it)."""
+def project_from_model(model, facts: FileFacts) -> tuple[list[LentCtor], list[str], list[str], list[str]]:
+    """What the other files of a file's project need of its analysis: what it lends them (each
+    class's attributes and the constructions that may build them, also those lent to it in
+    turn), the classes it names as bases and does not define (which another file may lend it),
+    the globals it imports by name, and its globals that are roots if another file imports them."""
+    lends, wants = _lends(model, facts)
+    return (lends, wants, sorted({q.string for (q,) in model.get("import_name")}),
+            sorted({q.string for (q,) in model.get("entry_candidate")}))
+
+
+def _lends(model, facts: FileFacts) -> tuple[list[LentCtor], list[str]]:
     pos = _Positions(facts)
     lends = {}
     for qname, attr, kind, ctor in model.get("export_attr"):

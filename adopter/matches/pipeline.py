@@ -24,8 +24,8 @@ from adopter.extract.tables import ROW_START, table_rows
 from adopter.support.forks import Limits, failure_reason, map_forked
 from adopter.support.plain import from_plain, to_plain
 from adopter.records import LentCtor, Match, NearMiss
-from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, PROJECT, REPORTED, lends_from_model, matches_from_model,
-                                   near_misses_from_model, rules_program, unmodelled_warnings)
+from adopter.matches.build import (EXPLAIN_PART, LAYOUT_PART, PROJECT, REPORTED, matches_from_model, near_misses_from_model,
+                                   project_from_model, rules_program, unmodelled_warnings)
 from adopter.extract.sources import ModuleNames, decode_source, extract_text, read_bytes
 from adopter.extract.suppressions import EVERY_RULE, ignores, suppressions
 from adopter.matches.structures import SUMMARY_MAX_GUARDS, count_structures, forward_structure_parts
@@ -56,6 +56,10 @@ class FileAnalysis:
     # does not define (adopter/matches/project.py)
     lends: list[LentCtor] = field(default_factory=list)
     wants: list[str] = field(default_factory=list)
+    # the globals it imports by name, and those of its own that are roots where another file
+    # imports them (datalog/project/entries.lp)
+    imports: list[str] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)
     cached: bool = False
     seconds: float = 0.0
     fact_count: int = 0
@@ -98,6 +102,7 @@ class FileTask:
     module: str
     request: Request
     lent: tuple[LentCtor, ...] = ()
+    used: tuple[str, ...] = ()  # its entry candidates other files import
 
 
 def analyse_file(task: FileTask, only_cached: bool = False) -> FileAnalysis | None:
@@ -176,7 +181,8 @@ def _begin(task: FileTask, only_cached: bool = False) -> FileAnalysis | _Pending
         keys = {facts_kind: entry_key(data, facts_kind, str(path), module),
                 "summary": entry_key(data, "summary", module, variant),
                 "matches": entry_key(data, "matches", program, str(path), module, variant, "layout" if layout else "",
-                                     "explain" if explain else "", json.dumps(to_plain(task.lent)))}
+                                     "explain" if explain else "", json.dumps(to_plain(task.lent)),
+                                     json.dumps(task.used))}
     wanted = {k for k, on in ((facts_kind, want_facts), ("summary", want_summary), ("matches", rules is not None)) if on}
     found = {k: cache.get(keys[k], k, _CODECS[k][1]) for k in wanted}
     missing = {k for k, v in found.items() if v is None}
@@ -199,6 +205,8 @@ def _begin(task: FileTask, only_cached: bool = False) -> FileAnalysis | _Pending
         if task.lent:  # (after the facts are stored: they are the file's own)
             facts.lent = {-k: lent for k, lent in enumerate(task.lent, 1)}
             facts.rows["import_attr"] = [(k, lent.qname, lent.attr, lent.type) for k, lent in facts.lent.items()]
+        if task.used:
+            facts.rows["used_elsewhere"] = [(qname,) for qname in task.used]
         pending = _Pending(result, facts, found, missing, keys, render_tables, start, data)
         if missing & {"summary", "matches"}:
             return pending
@@ -218,7 +226,8 @@ def _finish(pending: _Pending, solved: dict, cache: ResultCache) -> FileAnalysis
         result.fact_count = result.facts.count() if result.facts is not None else 0
     result.summary = found.get("summary")
     if found.get("matches") is not None:  # the matches, and the warnings about functions left unmatched
-        result.matches, warnings, result.near_misses, result.lends, result.wants = found["matches"]
+        (result.matches, warnings, result.near_misses, result.lends, result.wants, result.imports,
+         result.entries) = found["matches"]
         result.diagnostics += warnings
         _suppress(result, pending.data)
     result.cached = not missing
@@ -292,7 +301,8 @@ _CODECS: dict[str, tuple[Callable, Callable]] = {
     "summary": (lambda summary: (list(summary), []), lambda value, _texts: from_plain(tuple[int, int, int], value)),
     # the matches, and the warnings about functions no rule may match in
     "matches": (lambda found: (to_plain(found), []),
-                lambda value, _texts: from_plain(tuple[list[Match], list[Diagnostic], list[NearMiss], list[LentCtor], list[str]],
+                lambda value, _texts: from_plain(tuple[list[Match], list[Diagnostic], list[NearMiss], list[LentCtor], list[str],
+                                                                   list[str], list[str]],
                                                  value)),
 }
 
@@ -326,7 +336,7 @@ def _outputs(model, facts: FileFacts, rules, summary: bool, matches: bool, layou
         found = matches_from_model(model, facts, rules, layout)
         out["matches"] = (found, unmodelled_warnings(model, facts),
                           near_misses_from_model(model, facts, rules, found) if explain else [],
-                          *lends_from_model(model, facts))
+                          *project_from_model(model, facts))
     return out
 
 
@@ -348,11 +358,12 @@ def _solve_batch(all_facts: list[FileFacts], request: Request, summary: bool, ma
 
 def run_files(files: list[Path], request: Request, jobs: int | None = None,
               progress: Callable[[Iterable, int], Iterable] | None = None, limits: Limits = Limits(),
-              modules: ModuleNames = ModuleNames(), lent: list[tuple[LentCtor, ...]] | None = None
-              ) -> tuple[list[FileAnalysis], list[Diagnostic]]:
+              modules: ModuleNames = ModuleNames(), lent: list[tuple[LentCtor, ...]] | None = None,
+              used: list[tuple[str, ...]] | None = None) -> tuple[list[FileAnalysis], list[Diagnostic]]:
     """Analyse `files` as `request` asks (in parallel when there are several and `jobs`
     allows), each as the module `modules` names, with what other files of the project lend it
-    (`lent`, one tuple per file: adopter/matches/project.py). A file over `limits` fails alone: with a
+    and which of its globals they import (`lent`, `used`: one tuple per file,
+    adopter/matches/project.py). A file over `limits` fails alone: with a
     limit, every file is analysed in a child process, which the limit stops. Returns each
     file's analysis and the run's own problems (a cache that cannot be used or written: one
     warning, the run goes on)."""
@@ -361,7 +372,8 @@ def run_files(files: list[Path], request: Request, jobs: int | None = None,
     # largest files first, so no worker is left with a big file at the end; results are
     # returned in the callers' order
     order = sorted(range(len(files)), key=lambda i: -_size(files[i])) if jobs > 1 else list(range(len(files)))
-    tasks = [FileTask(files[i], modules.of(files[i]), request, lent[i] if lent else ()) for i in order]
+    tasks = [FileTask(files[i], modules.of(files[i]), request, lent[i] if lent else (), used[i] if used else ())
+             for i in order]
     # cache hits are answered here; only the misses go to worker processes (or run here,
     # when there is one: forking for it costs more than it saves)
     hits = {} if cache.folder is None else {i: analyse_file(task, only_cached=True) for i, task in zip(order, tasks)}

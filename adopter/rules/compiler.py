@@ -298,6 +298,8 @@ def pattern_facts(pattern: Pattern) -> list[str]:
     lines += sorted({f"wrap_asked({q(t)})." for node in init if node.wrapped for t in node.callees})
     lines += [f"pattern_kept({name}, {i})." for i in rule.kept_nodes]
     lines.append(f"rule_id({name}, {q(rule.id)}).")  # (shapes of one rule: checks.lp's subsumed/1)
+    if rule.scope == "functions":  # (module-level functions nothing in their file runs are roots too)
+        lines += ["module_roots_asked.", f"functions_scope({name})."]
     constants = {item.arg.const for node in fwd for item in node.inputs if item.arg.const is not None}
     lines += sorted(f"number_form({q(other)}, {q(const)})." for const in constants for other in _other_number_forms(const))
     if rule.detect_only and constants:

@@ -120,3 +120,27 @@ def test_a_changed_file_is_analysed_again_with_the_files_that_subclass_its_class
     base = tmp_path / "src" / "pkg" / "base.py"
     base.write_text("# a comment\n" + base.read_text())  # (its constructions move a line down)
     assert analysed() == {"pkg/base.py", "pkg/mid.py", "pkg/quant.py", "pkg/sub/leaf.py"}
+
+
+def test_a_function_another_file_imports_is_scanned_where_it_is_defined(tmp_path):
+    _write(tmp_path, {
+        "flow/__init__.py": "",
+        "flow/_utils.py": """
+            import torch
+            def upsample_flow(flow, up_mask):
+                up_mask = torch.softmax(up_mask, dim=-1)
+                return flow * up_mask
+            def unused(x):
+                return torch.softmax(x, dim=-1)
+        """,
+        "flow/raft.py": """
+            import torch.nn as nn
+            from ._utils import upsample_flow
+            class RAFT(nn.Module):
+                def forward(self, flow, mask):
+                    return upsample_flow(flow, mask)
+        """,
+    })
+    report = scan([str(tmp_path / "flow")], load_rules(["softmax"], cache_dir=None), cache_dir=None, jobs=1)
+    # in the function raft.py imports; not in the one nothing imports (nor runs)
+    assert [(Path(m.file).name, m.function, m.line) for m in report.matches] == [("_utils.py", "upsample_flow", 4)]

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from adopter.datalog.engine import solve
+from adopter.datalog.engine import MAIN_PROGRAM, MATCH_PROGRAMS, solve
 from adopter.extract.python_facts import extract_source
-from adopter.matches.build import scan_facts
+from adopter.matches.build import rules_program, scan_facts
 from adopter.records import LentCtor
 from adopter.rules.registry import load_rules
 
@@ -116,3 +116,53 @@ def test_what_the_subclass_builds_itself_or_its_base_does_not_lend_is_not_taken(
     assert _scan("        self.bn = nn.Identity()", lent) == []          # the subclass replaces the norm
     assert _scan("", lent[:1]) == []                                     # the norm is not lent
     assert _scan("", _lent(("conv", "torch.nn.Conv2d", 10), ("bn", "torch.nn.LayerNorm", 11))) == []  # another type
+
+
+ENTRIES = """
+import torch.nn.functional as F
+def upsample(x, mask):
+    return F.softmax(mask, dim=-1) * x
+def filt(logits, min_p=0.1):
+    probs = logits.softmax(dim=-1)
+    return probs * min_p
+def gate(x, w1, w3):
+    return F.silu(x @ w1) * (x @ w3)
+def helper(x):
+    return x.softmax(-1)
+def caller(x):
+    return helper(x)
+FILTERS = dict(filt=filt)
+USED = [gate]
+def uses_table(x):
+    return USED[0](x, x, x)
+"""
+
+
+def test_module_level_functions_nothing_in_the_file_names_are_entry_candidates():
+    model = solve(facts_of(ENTRIES, "pkg/ops.py"), extra_program=rules_program(load_rules(cache_dir=None)),
+                  programs=(MAIN_PROGRAM, *MATCH_PROGRAMS), keep={"entry_candidate"})
+    candidates = {q.string for (q,) in model.get("entry_candidate")}
+    # helper (called by caller) and gate (in a list a function reads) are run by the file's own
+    # code; a `dict(...)` table of candidates is one too; a parameter named like a function
+    # (`min_p`) is not a use of it
+    assert candidates == {"pkg.ops.upsample", "pkg.ops.filt", "pkg.ops.caller", "pkg.ops.uses_table",
+                          "pkg.ops.FILTERS"}
+
+
+def test_a_candidate_another_file_imports_is_a_root_for_rules_whose_scope_is_functions():
+    facts = facts_of(ENTRIES, "pkg/ops.py")
+    rules = load_rules(cache_dir=None)
+
+    def softmax_lines(used):
+        facts.rows["used_elsewhere"] = [(q,) for q in used]
+        return sorted(m.line for m in scan_facts(facts, rules) if m.rule == "softmax")
+
+    lines = ENTRIES.splitlines()
+    upsample = lines.index("    return F.softmax(mask, dim=-1) * x") + 1
+    filt = lines.index("    probs = logits.softmax(dim=-1)") + 1
+    assert softmax_lines(()) == []
+    assert softmax_lines(("pkg.ops.upsample",)) == [upsample]
+    assert softmax_lines(("pkg.ops.FILTERS",)) == [filt]   # through the table another file imports
+    # swiglu's scope is methods: its gated product in an imported function is not reported
+    facts.rows["used_elsewhere"] = [("pkg.ops.uses_table",), ("pkg.ops.upsample",)]
+    assert [m for m in scan_facts(facts, rules) if m.rule.startswith("swiglu")] == []

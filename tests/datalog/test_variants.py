@@ -20,6 +20,7 @@ def _warnings(variant: str, source: str, path: str, programs=(MAIN_PROGRAM, *MAT
     facts = extract_source(source, path)
     # (a construction another file of the project lends: adopter/matches/project.py)
     facts.rows["import_attr"] = [(-1, "pkg.layers.Block", "norm", "torch.nn.LayerNorm")]
+    facts.rows["used_elsewhere"] = [("pkg.layers.helper",)]
     text = rules_program(load_rules(cache_dir=None)) if MATCH_PROGRAMS[0] in programs else ""
     terms = engine.fact_terms(facts, engine.relations_read(programs, text))
     # (every construct part these programs read is grounded: the file has each construct)
