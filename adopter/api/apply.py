@@ -112,6 +112,15 @@ def plan_patches(paths: list[str], rules: list[Rule], jobs: int | None = None,
     file's patch, in memory, with the kernel set `kernels` (adopter/rewrite/kernel_sets.py)."""
     scanned = scan(paths, rules, jobs=jobs, progress=progress, cache_dir=cache_dir, limits=limits, layout=True,
                    modules=modules, selection=selection, drop=drop)
+    return patch_scanned(scanned, rules, jobs, progress, cache_dir, kernels, save_original_names, limits, modules)
+
+
+def patch_scanned(scanned, rules: list[Rule], jobs: int | None = None,
+                  progress: Callable[[Iterable, int], Iterable] | None = None,
+                  cache_dir: Path | None = DEFAULT_CACHE, kernels: str = "default",
+                  save_original_names: bool = False, limits: Limits = Limits(),
+                  modules: ModuleNames = ModuleNames()) -> ApplyReport:
+    """Every file's patch from a scan made with `layout=True` (`plan_patches` without the scan)."""
     report = ApplyReport(diagnostics=list(scanned.diagnostics), seconds=scanned.seconds)
     cache = ResultCache(cache_dir)
     tasks = [PatchTask(f.path, f.matches, rules, kernels, save_original_names, modules.of(Path(f.path)).split(".")[0])

@@ -42,6 +42,7 @@ class ScanFormat(str, Enum):
     table = "table"
     jsonl = "jsonl"
     sarif = "sarif"
+    html = "html"
 
 
 class TableFormat(str, Enum):
@@ -279,9 +280,10 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
     cache_dir = None if no_cache else CACHE_DIR
     settings = _Settings(paths, rules, exclude, no_ignore, module_root, module_map, cache_dir)
     chosen = settings.rules
+    html = fmt == ScanFormat.html  # (a page with each file's diff and near misses: what apply needs, and explain)
     result = run_scan(paths, chosen, jobs=jobs, progress=None if quiet else _progress("scan"), cache_dir=cache_dir,
-                      limits=_limits(file_timeout, file_memory), explain=explain, modules=settings.modules,
-                      selection=settings.selection, drop=settings.drop)
+                      limits=_limits(file_timeout, file_memory), explain=explain or html, layout=html,
+                      modules=settings.modules, selection=settings.selection, drop=settings.drop)
     for diagnostic in result.diagnostics:
         _report(diagnostic)
     if show_ignored:
@@ -291,7 +293,16 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
         for name, line, ids in result.unused_ignores:
             what = f"[{ids}]" if ids else ""
             sys.stderr.write(f"{display_path(name)}:{line}: unused suppression: # adopter: ignore{what} keeps no match out\n")
-    text = render_matches(result.matches, fmt.value, chosen, result.diagnostics, result.near_misses)
+    if html:
+        from adopter.api.apply import patch_scanned
+        from adopter.api.html_report import render_html
+
+        kernels = settings.config.kernels or "default"
+        patches = patch_scanned(result, chosen, jobs=jobs, cache_dir=cache_dir, kernels=kernels,
+                                limits=_limits(file_timeout, file_memory), modules=settings.modules)
+        text = render_html(patches, chosen, kernels, result.near_misses, version=installed_version() or "")
+    else:
+        text = render_matches(result.matches, fmt.value, chosen, result.diagnostics, result.near_misses)
     if output is not None:
         try:
             write_report(output, text)
