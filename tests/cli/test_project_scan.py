@@ -127,6 +127,8 @@ def test_a_function_another_file_imports_is_scanned_where_it_is_defined(tmp_path
         "flow/__init__.py": "",
         "flow/_utils.py": """
             import torch
+            class Unused:
+                pass
             def upsample_flow(flow, up_mask):
                 up_mask = torch.softmax(up_mask, dim=-1)
                 return flow * up_mask
@@ -143,4 +145,4 @@ def test_a_function_another_file_imports_is_scanned_where_it_is_defined(tmp_path
     })
     report = scan([str(tmp_path / "flow")], load_rules(["softmax"], cache_dir=None), cache_dir=None, jobs=1)
     # in the function raft.py imports; not in the one nothing imports (nor runs)
-    assert [(Path(m.file).name, m.function, m.line) for m in report.matches] == [("_utils.py", "upsample_flow", 4)]
+    assert [(Path(m.file).name, m.function, m.line) for m in report.matches] == [("_utils.py", "upsample_flow", 6)]

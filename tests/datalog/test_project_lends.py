@@ -135,6 +135,8 @@ FILTERS = dict(filt=filt)
 USED = [gate]
 def uses_table(x):
     return USED[0](x, x, x)
+class Head:
+    pass
 """
 
 
@@ -166,3 +168,13 @@ def test_a_candidate_another_file_imports_is_a_root_for_rules_whose_scope_is_fun
     # swiglu's scope is methods: its gated product in an imported function is not reported
     facts.rows["used_elsewhere"] = [("pkg.ops.uses_table",), ("pkg.ops.upsample",)]
     assert [m for m in scan_facts(facts, rules) if m.rule.startswith("swiglu")] == []
+
+
+def test_in_a_file_without_classes_every_function_its_code_does_not_name_is_a_root():
+    facts = facts_of(ENTRIES.replace("class Head:\n    pass\n", ""), "pkg/ops.py")
+    lines = ENTRIES.splitlines()
+    found = sorted(m.line for m in scan_facts(facts, load_rules(cache_dir=None)) if m.rule == "softmax")
+    # upsample and filt; helper's, run by caller (a root), once: helper itself is named, so no root
+    assert found == [lines.index(text) + 1 for text in ("    return F.softmax(mask, dim=-1) * x",
+                                                         "    probs = logits.softmax(dim=-1)",
+                                                         "    return x.softmax(-1)")]
