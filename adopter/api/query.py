@@ -17,6 +17,7 @@ no answers, never some of them as if they were all.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -26,7 +27,9 @@ from typing import TYPE_CHECKING
 import clingo
 import clingo.ast
 
+from adopter.extract.schema import RELATIONS
 from adopter.records import AdopterError, Diagnostic
+from adopter.support.cache import ResultCache, entry_key
 from adopter.datalog.engine import (MAIN_PROGRAM, QUERY_PROGRAMS, known_relations, prepare, program_source,
                                     retain_controls, solve, symbol_value)
 from adopter.support.forks import Limits, failure_reason, map_forked
@@ -95,6 +98,7 @@ class Query:
     variables: list[str]
     rule: str
     groups: list[list[str]]
+    relations: tuple[str, ...] = ()  # the relations its literals name
 
 
 # what a query may take by default, per file: a file's analysis's limits (the CLI's --file-timeout, --file-memory)
@@ -134,7 +138,9 @@ def parse_query(text: str) -> Query:
                            if n.ast_type == clingo.ast.ASTType.Variable and n.name[0].isupper())
             variables += [name for _, name in found if name not in variables]
     head = f"{_RESULT}({', '.join(variables)})" if variables else _RESULT
-    return Query(text, variables, f"{head} :- {'; '.join(map(str, body))}.", _groups(body))
+    relations = tuple(sorted({n.symbol.name for literal in body for n in _walk(literal)
+                              if n.ast_type == clingo.ast.ASTType.SymbolicAtom}))
+    return Query(text, variables, f"{head} :- {'; '.join(map(str, body))}.", _groups(body), relations)
 
 
 def _groups(body: list) -> list[list[str]]:
@@ -177,14 +183,17 @@ def read_facts(folder: Path) -> list[FileFacts]:
 
 
 def run_query(all_facts: list[FileFacts], text: str, timeout: float | None = DEFAULT_TIMEOUT,
-              memory: int | None = DEFAULT_MEMORY, allow_product: bool = False, jobs: int | None = None) -> "pd.DataFrame":
+              memory: int | None = DEFAULT_MEMORY, allow_product: bool = False, jobs: int | None = None,
+              cache_dir: Path | None = None) -> "pd.DataFrame":
     """Answer `text` (a rule body such as `qname(E, "torch.nn.Linear")`) for every file.
 
     Returns one row per answer: a `file` column, then one column per named variable. Each
     file is answered in a worker process (`jobs` at a time) within `timeout` seconds and
     `memory` MB beyond what the worker starts with (None: no limit); a file over them raises
     QueryStopped (no answers). A query whose literals share no variable between groups
-    raises AdopterError unless `allow_product`."""
+    raises AdopterError unless `allow_product`. With `cache_dir`, the derived relations the
+    query names are kept per file (by its facts); a later query over the same files that names
+    only kept relations is answered from them, without running the analyses again."""
     import pandas as pd  # lazily: the CLI's other commands do not need it
 
     query = parse_query(text)
@@ -194,29 +203,81 @@ def run_query(all_facts: list[FileFacts], text: str, timeout: float | None = DEF
                              "its answers would be every combination of theirs; join them by a shared variable, "
                              "or ask for the product (--allow-product)")
     rows = []
-    prepare(_PROGRAMS, query.rule)  # loaded once here: each worker grounds its copy
+    derived = tuple(name for name in query.relations if name not in RELATIONS)
+    cache = ResultCache(cache_dir)
+    keys = [{name: _relation_key(facts, name) for name in derived} if cache.folder is not None else {}
+            for facts in all_facts]
+    # (a query of the extractor's relations alone needs no analysis: its kept text is empty)
+    kept = [_kept(cache, key) if derived else "" for key in keys] if derived and cache.folder is not None \
+        else ["" if not derived else None for _ in all_facts]
+    if not all(kept):
+        prepare(_PROGRAMS, query.rule)  # loaded once here: each worker grounds its copy
     workers = min(jobs or os.cpu_count() or 1, max(len(all_facts), 1))
     limits = Limits(timeout or None, memory or None)
-    for index, ok, value in map_forked(_answers, [(facts, query.rule) for facts in all_facts], workers, limits):
+    tasks = [(facts, query.rule, text, () if kept[i] is not None else derived if keys[i] else ())
+             for i, (facts, text) in enumerate(zip(all_facts, kept))]
+    for index, ok, value in map_forked(_answers, tasks, workers, limits):
         if not ok:
             why = failure_reason(value, "query", ("--timeout", "--memory"))
             raise QueryStopped(Diagnostic(all_facts[index].path, None, None, f"{why}; no answers are given"))
         if isinstance(value, str):  # clingo refused the rule (e.g. a variable only a negated literal binds)
             raise _invalid(text, value)
-        rows += [(all_facts[index].path, *answer) for answer in value]
+        answers, atoms = value
+        for name, lines in atoms.items():
+            cache.put(keys[index][name], "relation", {"relation": name}, [lines])
+        rows += [(all_facts[index].path, *answer) for answer in answers]
     return pd.DataFrame(rows, columns=["file"] + query.variables).sort_values(["file"] + query.variables, kind="stable",
                                                                              ignore_index=True)
 
 
-def _answers(task: tuple[FileFacts, str]) -> list[tuple] | str:
-    """In a worker: one file's answers to the query's rule, as plain values, or why clingo refused the rule."""
-    facts, rule = task
+def _answers(task) -> tuple[list[tuple], dict[str, str]] | str:
+    """In a worker: one file's answers to the query's rule, as plain values (from the kept
+    relations' atoms where given, else from the analyses, with the atoms of the `keep`
+    relations to store), or why clingo refused the rule."""
+    facts, rule, kept, keep = task
     retain_controls()  # this process ends with its file
     try:
-        model = solve(facts, extra_program=rule, programs=_PROGRAMS, keep={_RESULT})
+        if kept is not None:
+            model = solve(facts, extra_program=f"{rule}\n{kept}", programs=(), keep={_RESULT})
+        else:
+            model = solve(facts, extra_program=rule, programs=_PROGRAMS, keep={_RESULT, *keep})
     except RuntimeError as error:
         return str(error).split("error:", 1)[-1].strip()
-    return [tuple(symbol_value(a) for a in args) for args in model.get(_RESULT)]
+    atoms = {name: "\n".join(f"{name}({','.join(map(str, args))})." if args else f"{name}."
+                              for args in model.get(name)) for name in keep}
+    return [tuple(symbol_value(a) for a in args) for args in model.get(_RESULT)], atoms
+
+
+def _relation_key(facts: FileFacts, name: str) -> str:
+    """The cache key of one derived relation of one file: its facts (and Adopter's code)."""
+    return entry_key(json.dumps([facts.path, facts.rows], sort_keys=True).encode(), "query relation", name)
+
+
+def _kept(cache: ResultCache, keys: dict[str, str]) -> str | None:
+    """The atoms of every relation in `keys` as program text, if each is kept; None if one is not.
+    Each atom is read back as a term (`clingo.parse_term`) and printed again: an entry that holds
+    anything but atoms of its relation is a miss, never program text."""
+    texts = []
+    for name, key in keys.items():
+        text = cache.get(key, "relation", lambda value, stored, name=name: _atoms(stored[0], name)
+                         if value == {"relation": name} and len(stored) == 1 else None)
+        if text is None:
+            return None
+        texts.append(text)
+    return "\n".join(texts)
+
+
+def _atoms(text: str, name: str) -> str | None:
+    lines = []
+    for line in text.splitlines():
+        try:
+            symbol = clingo.parse_term(line.removesuffix("."))
+        except RuntimeError as error:  # (not a term)
+            raise ValueError(str(error)) from None
+        if symbol.type != clingo.SymbolType.Function or symbol.name != name or symbol.negative:
+            raise ValueError(f"not an atom of {name}")
+        lines.append(f"{symbol}.")
+    return "\n".join(lines)
 
 
 _DOC = re.compile(r"%\*! (.*?) \*%")

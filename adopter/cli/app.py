@@ -192,8 +192,12 @@ def query(text: Optional[str] = typer.Argument(None, help='A Datalog rule body, 
                                      help="Stop a file's answers when they need more memory than this (0: no limit)."),
           allow_product: bool = typer.Option(False, "--allow-product",
                                              help="Answer a query whose literals share no variable between groups "
-                                                  "(every combination of their answers).")):
-    """Answer a Datalog query over facts and every derived relation."""
+                                                  "(every combination of their answers)."),
+          no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache "
+                                        "(facts, and the derived relations a query names).")):
+    """Answer a Datalog query over facts and every derived relation. The derived relations a
+    query names are cached per file: a later query over kept relations runs no analysis."""
+    cache_dir = None if no_cache else CACHE_DIR
     if list_relations:
         from adopter.api.query import relation_catalogue
 
@@ -210,12 +214,12 @@ def query(text: Optional[str] = typer.Argument(None, help='A Datalog rule body, 
     try:
         all_facts = read_facts(facts_dir) if facts_dir is not None else []
         if sources:
-            result = analysis.run(sources, analyse=False, jobs=1, cache_dir=None)
+            result = analysis.run(sources, analyse=False, jobs=1, cache_dir=cache_dir)
             for diagnostic in result.diagnostics:
                 _report(diagnostic)
             failed = result.failed
             all_facts += result.all_facts
-        frame = locate_nodes(run_query(all_facts, text, timeout, memory, allow_product), all_facts)
+        frame = locate_nodes(run_query(all_facts, text, timeout, memory, allow_product, cache_dir=cache_dir), all_facts)
     except QueryStopped as stopped:
         _report(stopped.diagnostic)
         raise typer.Exit(1)
