@@ -327,6 +327,8 @@ def scan(paths: List[str] = typer.Argument(..., help="Python files or directorie
 def apply(paths: List[str] = typer.Argument(..., help="Python files or directories (searched recursively)."),
           rules: List[str] = typer.Option([], "--rules", "-r", help="Rule ids, packs or .adopt paths (default: all bundled)."),
           diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every patched file."),
+          check: bool = typer.Option(False, "--check", help="Exit 1 when a file would change (a CI or pre-commit "
+                                     "check; with --diff, also show how); writes nothing by itself."),
           write: bool = typer.Option(False, "--write", help="Edit the files in place (atomically)."),
           out: Optional[Path] = typer.Option(None, "--out", help="Write patched copies under this folder."),
           patches: Optional[Path] = typer.Option(None, "--patches", help="Also write one .diff per patched file here."),
@@ -349,8 +351,8 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     from adopter.api.apply import plan_patches, write_patches
     from adopter.api.options import KERNEL_SETS, LEFT_OUT
 
-    if not (diff or write or out or patches):
-        _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --write or --out DIR")))
+    if not (diff or write or out or patches or check):
+        _fail(AdopterError(Diagnostic("apply", None, None, "say what to do: --diff, --check, --write or --out DIR")))
     cache_dir = None if no_cache else CACHE_DIR
     settings = _Settings(paths, rules, exclude, no_ignore, module_root, module_map, cache_dir)
     kernels = kernels or settings.config.kernels or "default"
@@ -384,7 +386,7 @@ def apply(paths: List[str] = typer.Argument(..., help="Python files or directori
     if not quiet:
         sys.stderr.write(f"{report.applied} patches in {changed} files, {len(report.refused)} matches not rewritten, "
                          f"{report.failed + len(written.failures)} files failed\n")
-    raise typer.Exit(1 if report.failed or written.failures else 0)
+    raise typer.Exit(1 if report.failed or written.failures or (check and changed) else 0)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
