@@ -19,6 +19,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
+from adopter.rewrite.kernel_sets import KERNELS_PACKAGE, KERNELS_REQUIREMENT
 from adopter.rewrite.spans import is_docstring
 
 _FUTURE, _STDLIB, _THIRD_PARTY, _FIRST_PARTY = range(4)
@@ -34,6 +35,8 @@ def add_imports(module: cst.Module, needed: list[tuple[str, str, str | None]], f
     for module_name, name, alias in needed:
         AddImportsVisitor.add_needed_import(context, module_name, name, alias)
     added = AddImportsVisitor(context).transform_module(module)
+    added = added.with_changes(body=[_required(s) if _import_of(s) is not None and added.code_for_node(s) not in before
+                                     else s for s in added.body])
     new = [s for s in added.body if _import_of(s) is not None and added.code_for_node(s) not in before]
     body = [s for s in added.body if all(s is not n for n in new)]
     block = _import_block(body)
@@ -42,6 +45,17 @@ def add_imports(module: cst.Module, needed: list[tuple[str, str, str | None]], f
     for statement in new:
         body = _insert(body, _import_block(body), statement, first_party)
     return added.with_changes(body=body)
+
+
+def _required(statement):
+    """A new import of the kernels' distribution, saying which version of it the file needs
+    (`from adopter_kernels import gated_act  # adopter-kernels>=0.1.0`)."""
+    node = _import_of(statement)
+    module = get_full_name_for_node(node.module) if isinstance(node, cst.ImportFrom) and node.module else ""
+    if module.split(".")[0] != KERNELS_PACKAGE or statement.trailing_whitespace.comment is not None:
+        return statement
+    return statement.with_changes(trailing_whitespace=cst.TrailingWhitespace(
+        whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(f"# {KERNELS_REQUIREMENT}")))
 
 
 def _import_of(statement) -> cst.Import | cst.ImportFrom | None:

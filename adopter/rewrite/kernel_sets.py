@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 from adopter.rewrite.unsafe import Unsafe
 
+# The package the `torch` and `default` kernels come from, and the release of its distribution
+# (kernels/, adopter-kernels) whose API they call: a patched file names it on the import it adds
+KERNELS_PACKAGE = "adopter_kernels"
+KERNELS_REQUIREMENT = "adopter-kernels>=0.1.0"
+
 PAPER = "paper"
 TORCH = "torch"
 DEFAULT = "default"

@@ -3,7 +3,7 @@ import math
 from functools import partial
 
 import torch
-from adopter_kernels import sdpa_attention
+from adopter_kernels import sdpa_attention  # adopter-kernels>=0.1.0
 from torch import nn
 
 
