@@ -40,7 +40,9 @@ class Session:
 
     def __init__(self, cache_dir: Path | None = DEFAULT_CACHE, modules: ModuleNames = ModuleNames()):
         self.cache_dir, self.modules = cache_dir, modules
-        self._buffers = Path(tempfile.mkdtemp(prefix="adopter-buffers-"))
+        # (removed when the session is collected or the process exits)
+        self._folder = tempfile.TemporaryDirectory(prefix="adopter-buffers-")
+        self._buffers = Path(self._folder.name)
         self._rules: dict[Path | None, tuple[list[Rule], str]] = {}
 
     def rules_for(self, path: Path) -> tuple[list[Rule], str]:

@@ -64,8 +64,10 @@ async def _session(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     # the repository's configuration chooses the kernel set the quick fix emits
     (tmp_path / "pyproject.toml").write_text('[tool.adopter]\nkernels = "torch"\n')
-    await editor.client.start_io(sys.executable, "-m", "adopter", "lsp", env={**os.environ, "ADOPTER_CACHE": str(cache)},
-                                 cwd=str(tmp_path))
+    scratch = tmp_path / "tmp"  # the server's temporary folder: the copies of unsaved buffers
+    scratch.mkdir()
+    await editor.client.start_io(sys.executable, "-m", "adopter", "lsp",
+                                 env={**os.environ, "ADOPTER_CACHE": str(cache), "TMPDIR": str(scratch)}, cwd=str(tmp_path))
     await editor.client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities(),
                                                                 root_uri=from_fs_path(str(tmp_path))))
     editor.client.initialized(types.InitializedParams())
@@ -120,6 +122,7 @@ async def _session(tmp_path: Path) -> None:
         await editor.client.shutdown_async(None)
         editor.client.exit(None)
         await editor.client.stop()
+    assert list(scratch.iterdir()) == []  # the buffers' copies went with the server
 
 
 def test_the_language_server_reports_hovers_and_rewrites_matches_in_open_files(tmp_path):
