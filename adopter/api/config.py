@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adopter.records import AdopterError, Diagnostic
+from adopter.rules.model import Rule
+from adopter.rules.registry import load_rules
 
 KEYS = ("rules", "ignore", "kernels", "exclude", "module-root", "per-file-ignores")
 
@@ -38,6 +40,16 @@ class Config:
     @property
     def folder(self) -> Path | None:
         return self.path.parent if self.path is not None else None
+
+    def rules_selected(self, selectors: list[str] | None = None, cache_dir: Path | None = None) -> list[Rule]:
+        """The rules a run uses: `selectors` (the command line's), else the configuration's
+        `rules`, else every bundled rule; less what `ignore` names (by id or shape key).
+        Raises AdopterError when `ignore` leaves none."""
+        chosen = load_rules(selectors or list(self.rules) or None, cache_dir=cache_dir)
+        kept = [r for r in chosen if r.id not in self.ignore and r.key not in self.ignore]
+        if not kept:
+            raise AdopterError(Diagnostic(str(self.path), None, None, "`ignore` leaves no rule selected"))
+        return kept
 
     def ignores(self, file: str, rule: str, key: str = "") -> bool:
         """Whether `per-file-ignores` leaves rule `rule` (or its shape `key`) out of `file`."""

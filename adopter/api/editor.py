@@ -49,9 +49,7 @@ class Session:
         """The rules and kernel set the configuration that governs `path` selects."""
         config = find_config([str(path)])
         if config.path not in self._rules:
-            chosen = load_rules(list(config.rules) or None, cache_dir=self.cache_dir)
-            rules = [r for r in chosen if r.id not in config.ignore and r.key not in config.ignore]
-            self._rules[config.path] = rules, config.kernels or "default"
+            self._rules[config.path] = config.rules_selected(cache_dir=self.cache_dir), config.kernels or "default"
         return self._rules[config.path]
 
     def analyse(self, path: Path, text: str) -> DocumentReport:

@@ -8,14 +8,12 @@ its near misses. No script, no external resource: the page is the same wherever 
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter, defaultdict
 from html import escape
-from pathlib import Path
 
-from adopter.api.apply import ApplyReport
+from adopter.api.apply import ApplyReport, unified_diff
 from adopter.records import Match, NearMiss, display_path
-from adopter.rewrite.kernel_sets import KERNEL_SETS, kernel_for
+from adopter.rewrite.kernel_sets import KERNEL_SETS, rule_kernels
 from adopter.rewrite.unsafe import Unsafe
 from adopter.rules.model import Rule
 
@@ -35,15 +33,10 @@ _ROW, _LABEL, _UNIT_MAX = 16, 220, 420
 def rewritable(rule: Rule, kernels: str) -> bool:
     """Whether the kernel set has a kernel for every target the rule's rewrite names (a
     detect-only rule, whose target is `_`, has none)."""
-    targets = [t.callee for t in rule.init_target + rule.forward_target if t.callee and not t.callee.startswith("$")]
-    if not targets:
-        return False
     try:
-        for target in targets:
-            kernel_for(target, kernels)
+        return bool(rule_kernels(rule, kernels))
     except Unsafe:
         return False
-    return True
 
 
 def render_html(report: ApplyReport, rules: list[Rule], kernels: str, near_misses: list[NearMiss] = (),
@@ -140,11 +133,9 @@ def _file_section(index: int, path: str, patch, near_misses: list[NearMiss], ker
 
 
 def _diff(patch) -> str:
-    name = Path(patch.path).as_posix().lstrip("/")
-    lines = difflib.unified_diff(patch.original.splitlines(keepends=True), patch.patched.splitlines(keepends=True),
-                                 f"a/{name}", f"b/{name}")
+    """`apply --diff`'s text of the patch, each line marked for its colour."""
     out = []
-    for line in lines:
+    for line in unified_diff(patch).splitlines(keepends=True):
         kind = ("hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++")
                 else "del" if line.startswith("-") and not line.startswith("---") else "")
         text = escape(line.rstrip("\n"))

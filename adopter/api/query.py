@@ -205,8 +205,7 @@ def run_query(all_facts: list[FileFacts], text: str, timeout: float | None = DEF
     rows = []
     derived = tuple(name for name in query.relations if name not in RELATIONS)
     cache = ResultCache(cache_dir)
-    keys = [{name: _relation_key(facts, name) for name in derived} if cache.folder is not None else {}
-            for facts in all_facts]
+    keys = [_relation_keys(facts, derived) if cache.folder is not None else {} for facts in all_facts]
     # (a query of the extractor's relations alone needs no analysis: its kept text is empty)
     kept = [_kept(cache, key) if derived else "" for key in keys] if derived and cache.folder is not None \
         else ["" if not derived else None for _ in all_facts]
@@ -248,9 +247,11 @@ def _answers(task) -> tuple[list[tuple], dict[str, str]] | str:
     return [tuple(symbol_value(a) for a in args) for args in model.get(_RESULT)], atoms
 
 
-def _relation_key(facts: FileFacts, name: str) -> str:
-    """The cache key of one derived relation of one file: its facts (and Adopter's code)."""
-    return entry_key(json.dumps([facts.path, facts.rows], sort_keys=True).encode(), "query relation", name)
+def _relation_keys(facts: FileFacts, names) -> dict[str, str]:
+    """The cache key of each of a file's derived relations `names`: its facts (serialised once)
+    and Adopter's code."""
+    content = json.dumps([facts.path, facts.rows], sort_keys=True).encode()
+    return {name: entry_key(content, "query relation", name) for name in names}
 
 
 def _kept(cache: ResultCache, keys: dict[str, str]) -> str | None:

@@ -109,12 +109,9 @@ class _Settings:
 
         try:
             self.config = config = find_config(paths)
-            chosen = load_rules(rules or list(config.rules) or None, cache_dir=cache_dir)
+            self.rules = config.rules_selected(rules, cache_dir)
         except AdopterError as error:
             _fail(error)
-        self.rules = [r for r in chosen if r.id not in config.ignore and r.key not in config.ignore]
-        if not self.rules:
-            _fail(AdopterError(Diagnostic(str(config.path), None, None, "`ignore` leaves no rule selected")))
         folder = str(config.folder) if config.folder is not None else "."
         self.selection = Selection(tuple(exclude), not no_ignore, ((folder, config.exclude),))
         self.modules = _modules(module_root or list(config.module_root), module_map)

@@ -104,3 +104,10 @@ def kernel_for(qname: str, kernels: str) -> str:
     if isinstance(replacement, Left):
         raise Unsafe(replacement.reason)
     return replacement
+
+
+def rule_kernels(rule, kernels: str) -> list[str]:
+    """The names a rule's rewrite emits in the kernel set `kernels`, one per qualified target
+    (none for a detect-only rule); raises Unsafe where the set leaves one out."""
+    return [kernel_for(target.callee, kernels) for target in rule.init_target + rule.forward_target
+            if target.callee and not target.callee.startswith("$")]

@@ -28,7 +28,7 @@ import libcst as cst
 from adopter.records import MODULE_LEVEL, Match, NodeSite, is_nested
 from adopter.catalogue import call_signature, constructors, op_of
 from adopter.rewrite.adapters import CALL_ADAPTERS, CTOR_ADAPTERS, Construction, bind, code, source_signature
-from adopter.rewrite.kernel_sets import PAPER, kernel_for
+from adopter.rewrite.kernel_sets import PAPER, kernel_for, rule_kernels
 from adopter.rewrite.context import FileContext
 from adopter.rewrite.guarded import plan_guarded
 from adopter.rewrite.inputs import TENSOR_METHOD, matched_input
@@ -148,9 +148,7 @@ def check_rewritable(match: Match, rule: Rule, kernels: str = PAPER) -> None:
                      "such constructions are found, not rewritten")
     if match.layout is None:  # a caller's mistake, not the source's: the rewriter edits from the layout
         raise ValueError("the match carries no layout: scan with layout=True to rewrite it")
-    for target in rule.init_target + rule.forward_target:
-        if target.callee and not target.callee.startswith("$"):
-            kernel_for(target.callee, kernels)  # (Unsafe where the set leaves the kernel out)
+    rule_kernels(rule, kernels)  # (Unsafe where the set leaves a kernel out)
 
 
 class _Planner:

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from conftest import facts_of
-from adopter.api.query import _relation_key, run_query
+from adopter.api.query import _relation_keys, run_query
 from adopter.support.cache import ResultCache, decode_entry
 
 MODEL = """
@@ -33,7 +33,7 @@ def test_a_second_query_over_kept_relations_is_answered_from_them(tmp_path):
     # the kept atoms answer the next query: a kept relation changed on disk (a valid entry that no
     # analysis would write) is what it reads
     for name in ("node_type",):
-        key = _relation_key(facts, name)
+        key = _relation_keys(facts, [name])[name]
         entry = tmp_path / key[:2] / key
         value, (text,) = decode_entry("relation", entry.read_bytes())
         if name == "node_type":  # one of the two softmax atoms left out
@@ -49,7 +49,7 @@ def test_a_second_query_over_kept_relations_is_answered_from_them(tmp_path):
 def test_an_entry_that_is_not_atoms_of_its_relation_is_a_miss(tmp_path):
     facts = facts_of(MODEL, "m.py")
     run_query([facts], SOFTMAX, cache_dir=tmp_path)
-    key = _relation_key(facts, "node_type")
+    key = _relation_keys(facts, ["node_type"])["node_type"]
     for text in ('node_type(n(r(1),2),"x").\n#script (python)\nimport os\n#end.', 'other(1).', "node_type(("):
         ResultCache(tmp_path).put(key, "relation", {"relation": "node_type"}, [text])
         assert _lines(run_query([facts], SOFTMAX, cache_dir=tmp_path)) == [6, 7]
