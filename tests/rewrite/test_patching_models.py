@@ -16,7 +16,25 @@ from conftest import ROOT
 VERIFY_PYTHON = ROOT / ".venv-verify" / "bin" / "python"
 ANALYSIS_SITE = next((ROOT / ".venv" / "lib").glob("python3.*/site-packages"), None)
 
-SCRIPT = textwrap.dedent("""
+# Both scripts' check: the same state_dict keys, the original's weights load strictly into the
+# patched model, and outputs and gradients are allclose in eval and in train mode
+ASSERT_SAME = textwrap.dedent("""
+    def assert_same(a, b, run):
+        import torch
+        assert sorted(a.state_dict()) == sorted(b.state_dict())
+        b.load_state_dict(a.state_dict(), strict=True)
+        for mode in ("eval", "train"):
+            getattr(a, mode)(), getattr(b, mode)()
+            x, y = run(a), run(b)
+            torch.testing.assert_close(y, x, rtol=1e-4, atol=1e-5)
+            if mode == "train":
+                x.square().sum().backward(), y.square().sum().backward()
+                for (key, p), q in zip(a.named_parameters(), b.parameters()):
+                    if p.grad is not None:
+                        torch.testing.assert_close(q.grad, p.grad, rtol=1e-3, atol=1e-5, msg=key)
+""")
+
+SCRIPT = ASSERT_SAME + textwrap.dedent("""
     import sys
     sys.path.insert(0, ROOT)
     sys.path.append(ANALYSIS_SITE)
@@ -39,17 +57,7 @@ SCRIPT = textwrap.dedent("""
         a = getattr(original, model)(config)
         patched, done = build(name, kernels)
         b = getattr(patched, model)(config)
-        assert sorted(a.state_dict()) == sorted(b.state_dict())
-        b.load_state_dict(a.state_dict(), strict=True)
-        for mode in ("eval", "train"):
-            getattr(a, mode)(), getattr(b, mode)()
-            x, y = a(**inputs).last_hidden_state, b(**inputs).last_hidden_state
-            torch.testing.assert_close(y, x, rtol=1e-4, atol=1e-5)
-            if mode == "train":
-                x.square().sum().backward(), y.square().sum().backward()
-                for (key, p), q in zip(a.named_parameters(), b.parameters()):
-                    if p.grad is not None:
-                        torch.testing.assert_close(q.grad, p.grad, rtol=1e-3, atol=1e-5, msg=key)
+        assert_same(a, b, lambda model: model(**inputs).last_hidden_state)
         print(name, sorted({m.rule for m in done.applied}))
 
     import transformers.models.bert.modeling_bert as bert
@@ -86,7 +94,7 @@ LITGPT = ROOT / "dev_models" / "litgpt-0.5.13"
 # litgpt's GPT from the development corpus: its package without the `__init__` that imports the
 # whole CLI (evaluation/verify/source_tree.py, as `make verify-dev` imports it), once as it is and
 # once with `litgpt.model` rewritten by the hook (torch set: RMSNorm, rotary, SwiGLU, attention)
-LITGPT_SCRIPT = textwrap.dedent("""
+LITGPT_SCRIPT = ASSERT_SAME + textwrap.dedent("""
     import sys
     sys.path.insert(0, ROOT)
     sys.path.append(ANALYSIS_SITE)
@@ -113,18 +121,8 @@ LITGPT_SCRIPT = textwrap.dedent("""
     a = gpt(SourceTree(LITGPT, **CODEBASES["litgpt-0.5.13"]))
     b = gpt(SourceTree(LITGPT, **CODEBASES["litgpt-0.5.13"]), "torch")
     assert type(a).__module__ == type(b).__module__ == "litgpt.model" and type(a) is not type(b)
-    assert sorted(a.state_dict()) == sorted(b.state_dict())
-    b.load_state_dict(a.state_dict(), strict=True)
     idx = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(1))
-    for mode in ("eval", "train"):
-        getattr(a, mode)(), getattr(b, mode)()
-        x, y = a(idx), b(idx)
-        torch.testing.assert_close(y, x, rtol=1e-4, atol=1e-5)
-        if mode == "train":
-            x.square().sum().backward(), y.square().sum().backward()
-            for (key, p), q in zip(a.named_parameters(), b.parameters()):
-                if p.grad is not None:
-                    torch.testing.assert_close(q.grad, p.grad, rtol=1e-3, atol=1e-5, msg=key)
+    assert_same(a, b, lambda model: model(idx))
     print("litgpt GPT equal in eval and train")
 """)
 
